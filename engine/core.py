@@ -1,0 +1,561 @@
+"""The one module that touches the C core (cffi ``ffi``/``lib``).
+
+It ties C lifetimes to Python objects with ``ffi.gc``, checks every status and raises
+:class:`IllegalMoveError` or :class:`ValueError`.  No cdata leaves this module: callers see
+ints, numpy arrays and plain classes.  Points are compact indices (see :mod:`engine.coords`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from engine._core import ffi, lib
+
+EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
+MIN_SIZE, MAX_SIZE = lib.BOARD_MIN_SIZE, lib.BOARD_MAX_SIZE
+
+FEATURE_SETS = {"rich": lib.FEATURES_RICH, "lz18": lib.FEATURES_LZ18}
+
+_REASONS = {
+    lib.MOVE_OCCUPIED: "occupied",
+    lib.MOVE_SUICIDE: "suicide",
+    lib.MOVE_KO: "ko",
+    lib.MOVE_SUPERKO: "superko",
+    lib.MOVE_OFF_BOARD: "off board",
+    lib.MOVE_BAD_COLOR: "bad colour",
+}
+
+
+class IllegalMoveError(ValueError):
+    """A move the rules forbid; ``reason`` is one of occupied, suicide, ko, superko, off board."""
+
+    def __init__(self, reason: str, point: int | None = None, color: int | None = None):
+        super().__init__(f"illegal move ({reason})")
+        self.reason = reason
+        self.point = point
+        self.color = color
+
+
+def other(color: int) -> int:
+    """The opposite colour."""
+    return 3 - color
+
+
+def parse_color(text: str) -> int:
+    """BLACK or WHITE from ``b``/``black``/``w``/``white`` in any case; ValueError otherwise."""
+    t = text.strip().lower()
+    if t in ("b", "black"):
+        return BLACK
+    if t in ("w", "white"):
+        return WHITE
+    raise ValueError(f"invalid colour {text!r}")
+
+
+def color_name(color: int) -> str:
+    return {BLACK: "B", WHITE: "W"}[color]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Rules as a value: ko rule, suicide, komi.  Area scoring always."""
+
+    ko: str = "simple"          # "simple" or "positional" (positional superko)
+    suicide: bool = False        # True: suicide is legal (Tromp-Taylor)
+    komi: float = 7.5
+
+    PRESETS = ("chinese", "tromp-taylor")
+
+    def __post_init__(self) -> None:
+        if self.ko not in ("simple", "positional"):
+            raise ValueError(f"unknown ko rule {self.ko!r}")
+        if not np.isfinite(self.komi) or abs(self.komi) > 1000:
+            raise ValueError(f"invalid komi {self.komi!r}")
+
+    @classmethod
+    def preset(cls, name: str, komi: float = 7.5) -> "Rules":
+        """``chinese`` (simple ko, no suicide) or ``tromp-taylor`` (positional superko, suicide)."""
+        key = name.strip().lower().replace("_", "-")
+        if key in ("chinese", "cn"):
+            return cls("simple", False, float(komi))
+        if key in ("tromp-taylor", "trompt-taylor", "tt"):
+            return cls("positional", True, float(komi))
+        raise ValueError(f"unknown rules {name!r} (known: chinese, tromp-taylor)")
+
+    @property
+    def name(self) -> str:
+        if self.ko == "simple" and not self.suicide:
+            return "chinese"
+        if self.ko == "positional" and self.suicide:
+            return "tromp-taylor"
+        return f"{self.ko}-ko{'-suicide' if self.suicide else ''}"
+
+    def with_komi(self, komi: float) -> "Rules":
+        return dataclasses.replace(self, komi=float(komi))
+
+    def _c(self):
+        return {"ko_rule": lib.KO_POSITIONAL if self.ko == "positional" else lib.KO_SIMPLE,
+                "allow_suicide": int(self.suicide), "komi": float(self.komi)}
+
+
+def feature_planes(feature_set: str) -> int:
+    """Number of input planes of a feature set (read from C)."""
+    return lib.features_planes(_feature_id(feature_set))
+
+
+def _feature_id(feature_set: str) -> int:
+    try:
+        return FEATURE_SETS[feature_set]
+    except KeyError:
+        raise ValueError(f"unknown feature set {feature_set!r} (known: {', '.join(FEATURE_SETS)})")
+
+
+def _check_size(size: int) -> int:
+    if not isinstance(size, (int, np.integer)) or not MIN_SIZE <= int(size) <= MAX_SIZE:
+        raise ValueError(f"board size must be an integer from {MIN_SIZE} to {MAX_SIZE}, got {size!r}")
+    return int(size)
+
+
+def _check_color(color: int) -> int:
+    if color not in (BLACK, WHITE):
+        raise ValueError(f"invalid colour {color!r}")
+    return color
+
+
+class Game:
+    """A game on a size x size board under ``rules``; moves are compact points.
+
+    The same colour may play several times in a row (GTP set-up does this).  ``undo`` replays
+    the game from the start.  ``copy`` is independent of the original.
+    """
+
+    def __init__(self, size: int, rules: Rules | None = None):
+        self.size = _check_size(size)
+        self.rules = rules if rules is not None else Rules.preset("chinese")
+        self._ptr = self._new_ptr()
+        self.moves: list[tuple[int, int]] = []
+        self._setup_to_move: list[int] = []   # colour-to-move overrides, replayed by undo
+
+    def _new_ptr(self):
+        ptr = lib.game_new(self.size, self.rules._c())
+        if ptr == ffi.NULL:
+            raise MemoryError("could not allocate a game")
+        return ffi.gc(ptr, lib.game_free)
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def area_points(self) -> int:
+        return self.size * self.size
+
+    @property
+    def pass_point(self) -> int:
+        return self.size * self.size
+
+    @property
+    def to_move(self) -> int:
+        return lib.game_to_move(self._ptr)
+
+    def set_to_move(self, color: int) -> None:
+        lib.game_set_to_move(self._ptr, _check_color(color))
+
+    @property
+    def passes(self) -> int:
+        """Consecutive passes at the end of the game."""
+        return lib.game_passes(self._ptr)
+
+    @property
+    def is_over(self) -> bool:
+        return self.passes >= 2
+
+    @property
+    def hash(self) -> int:
+        """Positional Zobrist hash of the stones (equal for transpositions)."""
+        return int(lib.game_hash(self._ptr))
+
+    @property
+    def ko_point(self) -> int | None:
+        """The simple-ko point the side to move may not play, if any."""
+        k = lib.game_ko_point(self._ptr)
+        return None if k < 0 else k
+
+    def captures(self, color: int) -> int:
+        """Stones captured by ``color``."""
+        return lib.game_captures(self._ptr, _check_color(color))
+
+    def liberties(self, point: int) -> int:
+        """Liberties of the group on ``point`` (0 for an empty point)."""
+        self._check_point(point)
+        return lib.game_group_libs(self._ptr, point)
+
+    def _check_point(self, point: int) -> int:
+        if not isinstance(point, (int, np.integer)) or not 0 <= int(point) <= self.size * self.size:
+            raise ValueError(f"point {point!r} is not on a {self.size}x{self.size} board")
+        return int(point)
+
+    # -- moves ---------------------------------------------------------------------------
+    def illegal_reason(self, point: int, color: int | None = None) -> str | None:
+        """Why ``color`` may not play ``point`` (occupied, suicide, ko, superko), or None."""
+        point = self._check_point(point)
+        color = self.to_move if color is None else _check_color(color)
+        r = lib.game_check(self._ptr, point, color)
+        return None if r == lib.MOVE_OK else _REASONS.get(r, f"error {r}")
+
+    def is_legal(self, point: int, color: int | None = None) -> bool:
+        return self.illegal_reason(point, color) is None
+
+    def play(self, point: int, color: int | None = None) -> None:
+        """Plays ``point`` (pass = N*N) for ``color`` (default: side to move).
+
+        Raises IllegalMoveError (with ``reason``) and leaves the game unchanged when illegal."""
+        point = self._check_point(point)
+        color = self.to_move if color is None else _check_color(color)
+        r = lib.game_play(self._ptr, point, color)
+        if r != lib.MOVE_OK:
+            if r < 0:
+                raise MemoryError("out of memory recording the game")
+            raise IllegalMoveError(_REASONS.get(r, f"error {r}"), point, color)
+        self.moves.append((color, point))
+
+    def play_many(self, moves: Iterable[tuple[int, int]]) -> None:
+        for color, point in moves:
+            self.play(point, color)
+
+    def legal_mask(self, color: int | None = None) -> np.ndarray:
+        """Boolean array of N*N+1 entries: which points (and pass, last) are legal."""
+        color = self.to_move if color is None else _check_color(color)
+        mask = np.zeros(self.size * self.size + 1, dtype=np.uint8)
+        lib.game_legal_mask(self._ptr, color, ffi.from_buffer("uint8_t[]", mask))
+        return mask.astype(bool)
+
+    def legal_moves(self, color: int | None = None) -> list[int]:
+        return [int(p) for p in np.flatnonzero(self.legal_mask(color))]
+
+    def copy(self) -> "Game":
+        g = Game.__new__(Game)
+        g.size, g.rules = self.size, self.rules
+        ptr = lib.game_clone(self._ptr)
+        if ptr == ffi.NULL:
+            raise MemoryError("could not copy a game")
+        g._ptr = ffi.gc(ptr, lib.game_free)
+        g.moves = list(self.moves)
+        g._setup_to_move = list(self._setup_to_move)
+        return g
+
+    def undo(self) -> tuple[int, int]:
+        """Takes back the last move (replaying from the start); returns it.  IndexError if none."""
+        if not self.moves:
+            raise IndexError("no move to undo")
+        last = self.moves[-1]
+        moves = self.moves[:-1]
+        self._ptr = self._new_ptr()
+        self.moves = []
+        self.play_many(moves)
+        return last
+
+    # -- views ---------------------------------------------------------------------------
+    def stones(self) -> np.ndarray:
+        """int8 [N, N] of EMPTY/BLACK/WHITE, row 0 at the top."""
+        out = np.zeros(self.size * self.size, dtype=np.uint8)
+        lib.game_stones(self._ptr, ffi.from_buffer("uint8_t[]", out))
+        return out.reshape(self.size, self.size).astype(np.int8)
+
+    def score(self) -> float:
+        """Tromp-Taylor area score: Black's area minus White's minus komi (>0: Black wins)."""
+        return float(lib.game_score(self._ptr, ffi.NULL))
+
+    def area(self) -> np.ndarray:
+        """int8 [N, N]: owner of each point under area counting (0 = neutral)."""
+        out = np.zeros(self.size * self.size, dtype=np.uint8)
+        lib.game_score(self._ptr, ffi.from_buffer("uint8_t[]", out))
+        return out.reshape(self.size, self.size).astype(np.int8)
+
+    def features(self, feature_set: str = "rich", out: np.ndarray | None = None) -> np.ndarray:
+        """Input planes float32 [P, N, N] for the side to move (see src_c/features.h)."""
+        fid = _feature_id(feature_set)
+        shape = (lib.features_planes(fid), self.size, self.size)
+        if out is None:
+            out = np.empty(shape, dtype=np.float32)
+        elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float32 array of shape {shape}")
+        lib.features_game(fid, self._ptr, ffi.from_buffer("float[]", out))
+        return out
+
+    def feature_key(self, feature_set: str = "rich") -> int:
+        """Evaluation-cache key of the current position for ``feature_set``."""
+        return int(lib.features_game_key(_feature_id(feature_set), self._ptr))
+
+    def result_string(self) -> str:
+        """SGF/GTP result by Tromp-Taylor count: ``B+3.5``, ``W+0.5`` or ``0``."""
+        s = self.score()
+        if s > 0:
+            return f"B+{s:g}"
+        if s < 0:
+            return f"W+{-s:g}"
+        return "0"
+
+    def __str__(self) -> str:
+        from engine.coords import GTP_LETTERS
+        stones = self.stones()
+        letters = " ".join(GTP_LETTERS[: self.size])
+        rows = [f"   {letters}"]
+        last = self.moves[-1][1] if self.moves else None
+        for r in range(self.size):
+            cells = []
+            for c in range(self.size):
+                ch = ".XO"[stones[r, c]]
+                cells.append(ch)
+            line = " ".join(cells)
+            rows.append(f"{self.size - r:2d} {line} {self.size - r:2d}")
+        rows.append(f"   {letters}")
+        return "\n".join(rows)
+
+
+def board_from_ascii(diagram: str, rules: Rules | None = None, to_move: int = BLACK) -> Game:
+    """A Game set up from rows of ``.``/``X``/``O`` (X = Black), top row first.
+
+    Stones are placed as set-up moves (each checked for legality)."""
+    rows = [r.split() if " " in r.strip() else list(r.strip())
+            for r in diagram.strip().splitlines() if r.strip()]
+    size = len(rows)
+    game = Game(size, rules)
+    for r, row in enumerate(rows):
+        if len(row) != size:
+            raise ValueError(f"row {r} has {len(row)} points, expected {size}")
+        for c, ch in enumerate(row):
+            if ch in "Xx":
+                game.play(r * size + c, BLACK)
+            elif ch in "Oo":
+                game.play(r * size + c, WHITE)
+            elif ch not in ".+":
+                raise ValueError(f"unknown character {ch!r} in diagram")
+    game.set_to_move(to_move)
+    return game
+
+
+def playout_benchmark(size: int, games: int, seed: int = 1) -> tuple[int, int]:
+    """Runs C random playouts; returns (games, moves)."""
+    _check_size(size)
+    moves = ffi.new("int64_t *")
+    n = lib.bench_playouts(size, games, seed, moves)
+    if n < 0:
+        raise ValueError("bad benchmark arguments")
+    return n, int(moves[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Search
+
+
+@dataclass
+class SearchParams:
+    """PUCT parameters; every field is documented in src_c/search.h (search_params_t)."""
+
+    c_puct: float = 1.1
+    c_puct_base: float = 19652.0
+    c_puct_factor: float = 1.0
+    fpu_reduction: float = 0.25
+    fpu_reduction_root: float = 0.0
+    virtual_loss: float = 1.0
+    noise_alpha: float = 10.83
+    noise_epsilon: float = 0.0
+    policy_temperature: float = 1.0
+    temperature: float = 0.0
+    lcb_z: float = 1.96
+    lcb_min_visit_frac: float = 0.10
+    resign_threshold: float = -0.9
+    max_nodes: int = 20_000_000
+    max_collisions: int = 8
+
+    def _c(self):
+        p = ffi.new("search_params_t *")
+        for f in dataclasses.fields(self):
+            setattr(p, f.name, getattr(self, f.name))
+        return p
+
+
+NODE_BYTES = int(lib.search_node_bytes())
+
+
+@dataclass
+class ChildStats:
+    """Root statistics of one candidate move (values from the mover's view, -1..1)."""
+
+    move: int
+    visits: int
+    q: float
+    prior: float
+    lcb: float
+    pv: list[int]
+
+    @property
+    def winrate(self) -> float:
+        return (self.q + 1.0) / 2.0
+
+
+class Search:
+    """A PUCT tree over a copy of ``game``, evaluated in batches by the caller.
+
+    ``collect(max_leaves)`` fills :attr:`planes` (and :attr:`keys`) with up to ``max_batch``
+    leaves; the caller runs the network and calls ``backup(policy_logits, values)``.
+    """
+
+    def __init__(self, game: Game, params: SearchParams | None = None, feature_set: str = "rich",
+                 max_batch: int = 16, seed: int = 0):
+        self.params = params or SearchParams()
+        self.feature_set = feature_set
+        self.size = game.size
+        self.max_batch = int(max_batch)
+        if self.max_batch < 1:
+            raise ValueError("max_batch must be >= 1")
+        self.game = game.copy()
+        ptr = lib.search_new(game._ptr, self.params._c(), _feature_id(feature_set), self.max_batch,
+                             seed & 0xFFFFFFFFFFFFFFFF)
+        if ptr == ffi.NULL:
+            raise MemoryError("could not allocate a search")
+        self._ptr = ffi.gc(ptr, lib.search_free)
+        planes = lib.features_planes(_feature_id(feature_set))
+        self.planes = np.zeros((self.max_batch, planes, self.size, self.size), dtype=np.float32)
+        self.keys = np.zeros(self.max_batch, dtype=np.uint64)
+        self._planes_c = ffi.from_buffer("float[]", self.planes)
+        self._keys_c = ffi.from_buffer("uint64_t[]", self.keys)
+        self.pending = 0
+
+    def set_params(self, params: SearchParams) -> None:
+        self.params = params
+        lib.search_set_params(self._ptr, params._c())
+
+    def set_game(self, game: Game) -> None:
+        """Replaces the root position (the tree is cleared)."""
+        if game.size != self.size:
+            raise ValueError("a search keeps its board size")
+        if lib.search_set_game(self._ptr, game._ptr) != 0:
+            raise MemoryError("could not reset the search")
+        self.game = game.copy()
+        self.pending = 0
+
+    def advance(self, point: int, color: int | None = None) -> None:
+        """Plays a move at the root, keeping the matching subtree (tree reuse)."""
+        color = self.game.to_move if color is None else _check_color(color)
+        r = lib.search_advance(self._ptr, int(point), color)
+        if r == -2:
+            raise RuntimeError("cannot advance while leaves are pending")
+        if r < 0:
+            raise MemoryError("out of memory advancing the search")
+        if r != lib.MOVE_OK:
+            raise IllegalMoveError(_REASONS.get(r, f"error {r}"), point, color)
+        self.game.play(point, color)
+
+    def request_noise(self) -> None:
+        """Adds Dirichlet noise (params.noise_alpha/epsilon) to the root priors."""
+        lib.search_request_noise(self._ptr)
+
+    def collect(self, max_leaves: int | None = None) -> int:
+        n = lib.search_collect(self._ptr, self.max_batch if max_leaves is None else int(max_leaves),
+                               self._planes_c, self._keys_c)
+        self.pending = n
+        return n
+
+    def backup(self, policy: np.ndarray, values: np.ndarray) -> None:
+        n = self.pending
+        policy = np.ascontiguousarray(policy[:n], dtype=np.float32)
+        values = np.ascontiguousarray(values[:n], dtype=np.float32)
+        if policy.shape != (n, self.size * self.size + 1):
+            raise ValueError(f"policy must have shape ({n}, {self.size * self.size + 1})")
+        if lib.search_backup(self._ptr, ffi.from_buffer("float[]", policy),
+                             ffi.from_buffer("float[]", values), n) != 0:
+            raise RuntimeError("backup does not match the pending leaves")
+        self.pending = 0
+
+    @property
+    def visits(self) -> int:
+        return int(lib.search_root_visits(self._ptr))
+
+    @property
+    def value(self) -> float:
+        """Root value for the side to move, -1..1."""
+        return float(lib.search_root_value(self._ptr))
+
+    @property
+    def nodes(self) -> int:
+        return int(lib.search_nodes(self._ptr))
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.nodes * NODE_BYTES
+
+    @property
+    def full_events(self) -> int:
+        return int(lib.search_full_events(self._ptr))
+
+    def children(self, with_pv: bool = True) -> list[ChildStats]:
+        """Root children sorted by visits (then prior), with principal variations."""
+        cap = self.size * self.size + 1
+        moves = np.zeros(cap, np.int32)
+        visits = np.zeros(cap, np.int32)
+        q = np.zeros(cap, np.float32)
+        prior = np.zeros(cap, np.float32)
+        lcb = np.zeros(cap, np.float32)
+        k = lib.search_root_children(self._ptr, ffi.from_buffer("int32_t[]", moves),
+                                     ffi.from_buffer("int32_t[]", visits), ffi.from_buffer("float[]", q),
+                                     ffi.from_buffer("float[]", prior), ffi.from_buffer("float[]", lcb), cap)
+        order = sorted(range(k), key=lambda i: (-visits[i], -prior[i]))
+        out = []
+        for i in order:
+            pv = self.pv(int(moves[i])) if with_pv and visits[i] > 0 else [int(moves[i])]
+            out.append(ChildStats(int(moves[i]), int(visits[i]), float(q[i]), float(prior[i]),
+                                  float(lcb[i]), pv))
+        return out
+
+    def pv(self, first: int = -1, max_len: int = 64) -> list[int]:
+        buf = np.zeros(max_len, np.int32)
+        n = lib.search_pv(self._ptr, int(first), ffi.from_buffer("int32_t[]", buf), max_len)
+        return [int(x) for x in buf[:n]]
+
+    def visit_distribution(self) -> np.ndarray:
+        """Normalised root visit counts over N*N+1 points (the policy training target)."""
+        dist = np.zeros(self.size * self.size + 1, np.float32)
+        for c in self.children(with_pv=False):
+            dist[c.move] = c.visits
+        total = dist.sum()
+        return dist / total if total > 0 else dist
+
+    def choose(self) -> int:
+        """The move to play under params.temperature / LCB; never illegal."""
+        return int(lib.search_choose(self._ptr))
+
+
+def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray,
+                 keys: np.ndarray, counts: np.ndarray) -> int:
+    """Collects up to ``per_search`` leaves from each search into one buffer (one C call).
+
+    ``planes`` must be float32 [>= len*per_search, P, N, N]; ``counts`` int32[len(searches)]."""
+    n = len(searches)
+    if n == 0:
+        return 0
+    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
+    for s in searches:
+        if per_search > s.max_batch:
+            raise ValueError("per_search exceeds a search's max_batch")
+    total = lib.search_collect_many(ptrs, n, int(per_search), ffi.from_buffer("float[]", planes),
+                                    ffi.from_buffer("uint64_t[]", keys),
+                                    ffi.from_buffer("int32_t[]", counts))
+    for s, c in zip(searches, counts):
+        s.pending = int(c)
+    return int(total)
+
+
+def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarray,
+                values: np.ndarray) -> None:
+    """Backs up one batch's results into the searches collected by :func:`collect_many`."""
+    if not searches:
+        return
+    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
+    policy = np.ascontiguousarray(policy, dtype=np.float32)
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    if lib.search_backup_many(ptrs, len(searches), ffi.from_buffer("int32_t[]", counts),
+                              ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values)) != 0:
+        raise RuntimeError("backup does not match the pending leaves")
+    for s in searches:
+        s.pending = 0

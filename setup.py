@@ -1,0 +1,26 @@
+"""Build and install the Go engine: the C core (src_c/, via cffi) and the engine/train packages."""
+from setuptools import setup
+
+setup(
+    name="goengine",
+    version="0.1.0",
+    description="A Go engine that trains itself: C PUCT search, torch networks, GTP, AlphaZero training",
+    packages=["engine", "train"],
+    package_data={"engine": ["*.h"]},
+    python_requires=">=3.9",
+    setup_requires=["cffi>=1.15"],
+    cffi_modules=["src_c/build_core.py:ffibuilder"],
+    install_requires=[
+        "cffi>=1.15",
+        "numpy>=1.22",
+        "torch>=2.0",
+        "sgfmill>=1.1",
+        "tqdm>=4.0",
+    ],
+    extras_require={
+        "test": ["pytest>=7"],
+        "plots": ["matplotlib>=3.5"],
+        "cluster": ["ray>=2.9"],
+    },
+    entry_points={"console_scripts": ["goengine=engine.__main__:main"]},
+)

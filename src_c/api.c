@@ -1,0 +1,40 @@
+/* api.c - accessors for the Python binding and the playout benchmark. */
+#include "api.h"
+
+int game_size(const game_t *g) { return g->board.size; }
+int game_to_move(const game_t *g) { return g->board.to_move; }
+int game_passes(const game_t *g) { return g->board.passes; }
+uint64_t game_hash(const game_t *g) { return g->board.hash; }
+int game_captures(const game_t *g, int c) { return (c == BLACK || c == WHITE) ? g->board.captures[c] : 0; }
+
+int game_ko_point(const game_t *g) {
+    const board_t *b = &g->board;
+    if (b->ko == BOARD_NONE || b->ko_color != b->to_move) return -1;
+    return board_to_compact(b, b->ko);
+}
+
+int game_group_libs(const game_t *g, int pt) {
+    int v = board_from_compact(&g->board, pt);
+    if (v <= 0 || g->board.color[v] == EMPTY || g->board.color[v] == BORDER) return 0;
+    return board_libs(&g->board, v);
+}
+
+int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out) {
+    board_t start, b;
+    if (board_init(&start, size) != 0) return -1;
+    uint64_t rng = seed ? seed : 1;
+    int64_t moves = 0;
+    int limit = 3 * size * size;
+    for (int i = 0; i < games; i++) {
+        b = start;
+        for (int m = 0; m < limit && b.passes < 2; m++) {
+            board_play_random(&b, &rng);
+            moves++;
+        }
+        (void)board_area(&b, NULL);
+    }
+    *moves_out = moves;
+    return games;
+}
+
+int64_t search_node_bytes(void) { return (int64_t)sizeof(node_t); }

@@ -1,0 +1,28 @@
+/* api.h - the surface the Python binding (engine/core.py) sees: everything in board.h,
+ * game.h, features.h and search.h, plus small accessors so Python never reads C structs. */
+#ifndef GO_API_H
+#define GO_API_H
+
+#include "search.h"
+
+/* Board size of g. */
+int game_size(const game_t *g);
+/* Colour to move in g. */
+int game_to_move(const game_t *g);
+/* Consecutive passes at the end of g. */
+int game_passes(const game_t *g);
+/* Positional Zobrist hash of g's stones. */
+uint64_t game_hash(const game_t *g);
+/* Stones captured by colour c. */
+int game_captures(const game_t *g, int c);
+/* Compact simple-ko point barred to the side to move, or -1. */
+int game_ko_point(const game_t *g);
+/* Liberties of the group at compact point pt (0 if empty). */
+int game_group_libs(const game_t *g, int pt);
+/* Random-playout benchmark: plays `games` games of legal non-eye-filling random moves on a
+ * size x size board to two passes; returns games played, *moves_out the moves. */
+int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out);
+/* Bytes per tree node. */
+int64_t search_node_bytes(void);
+
+#endif

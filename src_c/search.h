@@ -1,0 +1,102 @@
+/* search.h - PUCT Monte Carlo tree search with batched leaf evaluation.
+ *
+ * The tree never calls a network.  search_collect() descends the tree up to B times with
+ * virtual loss, writes the input planes of every new leaf into one caller-provided buffer and
+ * returns; the caller evaluates them in one forward pass and hands policy logits and values to
+ * search_backup().  search_collect_many()/search_backup_many() do the same for a pool of
+ * independent searches (self-play games, gating games) in one call. */
+#ifndef GO_SEARCH_H
+#define GO_SEARCH_H
+
+#include "feature_planes.h"
+
+typedef struct {
+    float c_puct;              /* exploration constant at low visit counts */
+    float c_puct_base;         /* visit scale of c_puct's growth: c = c_puct + c_puct_factor*log((N+base+1)/base) */
+    float c_puct_factor;       /* strength of that growth (0: constant c_puct) */
+    float fpu_reduction;       /* unvisited child Q = parent Q - fpu_reduction*sqrt(sum of visited priors) */
+    float fpu_reduction_root;  /* the same at the root (0 with noise, as in self-play) */
+    float virtual_loss;        /* each in-flight descent counts as this many lost visits */
+    float noise_alpha;         /* total Dirichlet concentration: alpha per move = noise_alpha / legal moves */
+    float noise_epsilon;       /* weight of the noise in root priors; 0 disables noise */
+    float policy_temperature;  /* softmax temperature applied to the policy logits (1 = as given) */
+    float temperature;         /* move choice: 0 picks the best child, >0 samples visits^(1/T) */
+    float lcb_z;               /* z of the lower confidence bound used to pick the move; 0: most visits */
+    float lcb_min_visit_frac;  /* children with fewer than this share of the top visits can't win by LCB */
+    float resign_threshold;    /* root value (side to move, -1..1) below which the player may resign */
+    int64_t max_nodes;         /* memory cap in nodes (32 bytes each); when full the tree stops growing */
+    int32_t max_collisions;    /* collisions with in-flight leaves tolerated per tree per batch */
+} search_params_t;
+
+enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
+
+typedef struct {
+    int32_t children;   /* index of the first child in the node arena, -1 if none */
+    int32_t visits;     /* completed visits */
+    float value_sum;    /* sum of values from the view of the player who moved into this node */
+    float value_sq;     /* sum of squared values (for the LCB) */
+    float prior;        /* policy prior of the move into this node */
+    int16_t move;       /* padded point of the move into this node (BOARD_PASS = pass) */
+    uint16_t nchildren; /* children in the block */
+    int16_t in_flight;  /* descents waiting for an evaluation below this node */
+    uint8_t state;      /* NODE_* */
+    uint8_t pad;
+    int32_t pad2;
+} node_t;
+
+typedef struct search search_t;
+
+/* Fills params with defaults suited to play (no noise). */
+void search_default_params(search_params_t *p);
+/* New search for a copy of game g; feature_set FEATURES_*; max_batch = most leaves per collect.
+ * Returns NULL on bad arguments or out of memory. */
+search_t *search_new(const game_t *g, const search_params_t *p, int feature_set, int max_batch,
+                     uint64_t seed);
+/* Frees a search (NULL is fine). */
+void search_free(search_t *s);
+/* Replaces the parameters (the tree is kept). */
+void search_set_params(search_t *s, const search_params_t *p);
+/* Replaces the root position by a copy of g and clears the tree; 0, or -1 out of memory. */
+int search_set_game(search_t *s, const game_t *g);
+/* Plays compact point pt by colour c at the root, keeping its subtree; returns MOVE_OK, the
+ * MOVE_* reason when illegal, or -1 out of memory / -2 while leaves are pending. */
+int search_advance(search_t *s, int pt, int c);
+/* Asks for Dirichlet noise on the root priors (now, or when the root is expanded). */
+void search_request_noise(search_t *s);
+/* Collects up to max_leaves leaves; planes gets planes*N*N floats per leaf and keys one
+ * evaluation-cache key per leaf (keys may be NULL).  Terminal positions met on the way are
+ * scored and backed up at once.  Returns the number of leaves now pending. */
+int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
+/* Backs up policy logits [n][N*N+1] and values [n] (side to move of each leaf, -1..1) of the
+ * n pending leaves, in collection order.  Returns 0, or -1 if n does not match. */
+int search_backup(search_t *s, const float *policy, const float *values, int n);
+/* Pool form: collects up to per_search leaves from each of n searches into one buffer;
+ * counts[i] gets the leaves of search i.  Returns the total. */
+int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
+                        int32_t *counts);
+/* Pool form of search_backup; counts as returned by search_collect_many. */
+int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
+                       const float *values);
+/* Root visits (including the root's own evaluation). */
+int32_t search_root_visits(const search_t *s);
+/* Root value from the side to move's view (-1..1), 0 if unvisited. */
+float search_root_value(const search_t *s);
+/* Writes up to max children of the root: compact move, visits, Q (mover's view, -1..1),
+ * prior, LCB; returns the number of children. */
+int search_root_children(const search_t *s, int32_t *moves, int32_t *visits, float *q,
+                         float *prior, float *lcb, int max);
+/* Principal variation starting with root child `pt` (compact), or the best child when pt < 0;
+ * writes compact moves into out and returns its length. */
+int search_pv(const search_t *s, int pt, int32_t *out, int max);
+/* Chooses the move to play (compact) with the params' temperature and LCB rule; pass when the
+ * root has no children.  Never returns an illegal move. */
+int search_choose(search_t *s);
+/* Nodes in use, and the number of times the tree could not grow (memory cap). */
+int64_t search_nodes(const search_t *s);
+int64_t search_full_events(const search_t *s);
+/* Side to move at the root. */
+int search_to_move(const search_t *s);
+/* The root game (read-only). */
+const game_t *search_game(const search_t *s);
+
+#endif
