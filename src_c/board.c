@@ -65,11 +65,9 @@ int board_to_compact(const board_t *b, int v) {
     return (v / b->stride - 1) * b->size + (v % b->stride - 1);
 }
 
-#define FOR_NEIGHBOURS(b, v, n)                                              \
-    for (int _k = 0, n; _k < 4 && ((n = (v) + ((_k == 0) ? -(b)->stride       \
-                                               : (_k == 1) ? -1               \
-                                               : (_k == 2) ? 1                \
-                                                           : (b)->stride)), 1); _k++)
+#define FOR_NEIGHBOURS(b, v, n)                                                     \
+    for (int _k = 0, _d[4] = {-(b)->stride, -1, 1, (b)->stride}, n;                 \
+         _k < 4 && ((n = (v) + _d[_k]), 1); _k++)
 
 int board_check(const board_t *b, int v, int c, int allow_suicide) {
     if (c != BLACK && c != WHITE) return MOVE_BAD_COLOR;
@@ -181,24 +179,7 @@ static int remove_group(board_t *b, int h) {
 /* Exact liberty count of the group with head h (scan with a local mark table). */
 static int count_libs(const board_t *b, int h) {
     uint8_t mark[BOARD_MAX_POINTS];
-    int n_stones = b->nstones[h];
     int libs = 0;
-    /* Small groups: dedupe with a short list; large groups: a mark table. */
-    if (n_stones <= 8) {
-        int16_t seen[40];
-        int k = 0;
-        int s = h;
-        do {
-            FOR_NEIGHBOURS(b, s, n) {
-                if (b->color[n] != EMPTY) continue;
-                int dup = 0;
-                for (int i = 0; i < k; i++) dup |= (seen[i] == n);
-                if (!dup) seen[k++] = (int16_t)n;
-            }
-            s = b->next[s];
-        } while (s != h);
-        return k;
-    }
     memset(mark, 0, (size_t)(b->stride * b->stride));
     int s = h;
     do {
@@ -208,6 +189,14 @@ static int count_libs(const board_t *b, int h) {
         s = b->next[s];
     } while (s != h);
     return libs;
+}
+
+/* True if empty point p touches the group with head g. */
+static inline int touches_group(const board_t *b, int p, int g) {
+    FOR_NEIGHBOURS(b, p, n) {
+        if (b->head[n] == g && b->color[n] != EMPTY && b->color[n] != BORDER) return 1;
+    }
+    return 0;
 }
 
 void board_play(board_t *b, int v, int c) {
@@ -258,7 +247,18 @@ void board_play(board_t *b, int v, int c) {
 
     /* Merge own neighbouring groups into the largest. */
     int h = v;
-    int merged = 0;
+    int merged = 0, own_groups = 0, joined = -1;
+    for (int i = 0; i < k; i++)
+        if (b->color[groups[i]] == c) { own_groups++; joined = groups[i]; }
+    int fast_libs = -1;
+    if (own_groups == 1 && captured == 0) {
+        /* Common case: v extends one group.  Its new liberties are the old ones (minus v,
+         * already taken off) plus v's empty neighbours that the group did not touch. */
+        fast_libs = b->libs[joined];
+        FOR_NEIGHBOURS(b, v, n) {
+            if (b->color[n] == EMPTY && !touches_group(b, n, joined)) fast_libs++;
+        }
+    }
     for (int i = 0; i < k; i++) {
         int g = groups[i];
         if (b->color[g] != c) continue;
@@ -273,7 +273,7 @@ void board_play(board_t *b, int v, int c) {
         h = big;
         merged = 1;
     }
-    if (merged) b->libs[h] = (int16_t)count_libs(b, h);
+    if (merged) b->libs[h] = (int16_t)(fast_libs >= 0 ? fast_libs : count_libs(b, h));
 
     b->ko = BOARD_NONE;
     if (b->libs[h] == 0) {
@@ -352,8 +352,16 @@ int board_play_random(board_t *b, uint64_t *rng) {
             int idx = start + i;
             if (idx >= ne) idx -= ne;
             int v = b->empty[idx];
-            if (board_is_eye(b, v, c)) continue;
-            if (board_check(b, v, c, 0) != MOVE_OK) continue;
+            /* A point with an empty neighbour is legal unless it is the ko point and
+             * cannot be an eye; only fully surrounded points need the full checks. */
+            int has_empty = 0;
+            FOR_NEIGHBOURS(b, v, n) has_empty |= (b->color[n] == EMPTY);
+            if (has_empty) {
+                if (v == b->ko && c == b->ko_color) continue;
+            } else {
+                if (board_is_eye(b, v, c)) continue;
+                if (board_check(b, v, c, 0) != MOVE_OK) continue;
+            }
             board_play(b, v, c);
             return v;
         }

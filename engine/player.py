@@ -1,0 +1,144 @@
+"""Play one move: the search loop shared by the GTP engine, self-play, gating and matches.
+
+A :class:`Player` owns one :class:`engine.core.Search` and an evaluator.  ``search`` runs
+batched PUCT for a number of visits, a time budget or until ``stop()`` says so, and returns a
+:class:`SearchResult` with the chosen move and the root statistics.  Tree reuse is automatic:
+when the game handed to ``sync`` extends the position searched last, the subtree is kept.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from engine.core import ChildStats, Game, Search, SearchParams
+
+
+@dataclass
+class SearchResult:
+    """What one search produced.  Values are from the side to move's view, -1..1."""
+
+    move: int                       # chosen point (pass = N*N); see ``resign``
+    value: float                    # root value
+    visits: int                     # root visits after the search
+    playouts: int                   # visits added by this search
+    evals: int                      # leaves sent to the evaluator
+    seconds: float
+    children: list[ChildStats] = field(default_factory=list)
+    policy_target: Optional[np.ndarray] = None   # normalised root visits (N*N+1)
+    resign: bool = False            # value below the resign threshold
+    nodes: int = 0
+
+    @property
+    def winrate(self) -> float:
+        return (self.value + 1.0) / 2.0
+
+
+class Player:
+    """Searches positions with one evaluator.  ``batch`` is the most leaves per network call."""
+
+    def __init__(self, evaluator, params: SearchParams | None = None, batch: int = 16,
+                 seed: int = 0, size: int | None = None):
+        self.evaluator = evaluator
+        self.params = params or SearchParams()
+        self.batch = max(1, int(batch))
+        self.seed = seed
+        self.feature_set = getattr(evaluator, "feature_set", "rich")
+        self.search_tree: Search | None = None
+        self.total_evals = 0
+
+    def set_params(self, params: SearchParams) -> None:
+        self.params = params
+        if self.search_tree is not None:
+            self.search_tree.set_params(params)
+
+    def clear(self) -> None:
+        """Forgets the tree (new game)."""
+        self.search_tree = None
+
+    def sync(self, game: Game) -> Search:
+        """Points the tree at ``game``, reusing the subtree when ``game`` extends the last root."""
+        tree = self.search_tree
+        if tree is not None and tree.size == game.size and tree.game.rules == game.rules:
+            old = tree.game.moves
+            new = game.moves
+            if len(new) >= len(old) and new[:len(old)] == old:
+                try:
+                    for color, point in new[len(old):]:
+                        tree.advance(point, color)
+                    if tree.game.to_move == game.to_move:
+                        return tree
+                except Exception:
+                    pass   # fall through: rebuild the tree from scratch
+        if tree is None or tree.size != game.size:
+            self.seed += 1
+            tree = Search(game, self.params, self.feature_set, self.batch, seed=self.seed)
+            self.search_tree = tree
+        else:
+            tree.set_params(self.params)
+            tree.set_game(game)
+        return tree
+
+    def evaluate_pending(self, tree: Search) -> int:
+        n = tree.pending
+        if n:
+            ev = self.evaluator.evaluate(tree.planes[:n], keys=tree.keys[:n])
+            tree.backup(ev.policy, ev.value)
+            self.total_evals += n
+        return n
+
+    def search(self, game: Game, visits: int | None = None, seconds: float | None = None,
+               stop: Callable[[], bool] | None = None, noise: bool = False,
+               callback: Callable[[Search], None] | None = None, callback_interval: float = 1.0,
+               min_visits: int = 1) -> SearchResult:
+        """Searches ``game`` until ``visits`` root visits, ``seconds`` elapse or ``stop()``.
+
+        ``visits`` counts root visits including those kept from the previous move's tree.
+        ``callback(tree)`` is called every ``callback_interval`` seconds (analysis output).
+        At least ``min_visits`` visits are made even if ``stop()`` is already true."""
+        t0 = time.monotonic()
+        tree = self.sync(game)
+        if noise:
+            tree.request_noise()
+        start_visits = tree.visits
+        evals = 0
+        next_callback = t0 + callback_interval
+        target = visits if visits is not None else (1 << 62)
+        if visits is None and seconds is None and stop is None:
+            raise ValueError("search needs visits, seconds or a stop condition")
+        while True:
+            done = tree.visits
+            if done >= max(target, min_visits):
+                break
+            now = time.monotonic()
+            if done >= min_visits:
+                if seconds is not None and now - t0 >= seconds:
+                    break
+                if stop is not None and stop():
+                    break
+            want = min(self.batch, max(1, target - done))
+            before = tree.visits
+            n = tree.collect(want)
+            if n:
+                evals += self.evaluate_pending(tree)
+            elif tree.visits == before:
+                break   # nothing left to search (terminal root)
+            if callback is not None and now >= next_callback:
+                callback(tree)
+                next_callback = now + callback_interval
+        return self.result(tree, start_visits, evals, time.monotonic() - t0)
+
+    def result(self, tree: Search, start_visits: int = 0, evals: int = 0,
+               seconds: float = 0.0) -> SearchResult:
+        """The result of the tree's current state (move chosen with the params' rules)."""
+        children = tree.children()
+        move = tree.choose()
+        value = tree.value
+        resign = bool(self.params.resign_threshold > -1.0 and tree.visits > 1
+                      and value < self.params.resign_threshold)
+        return SearchResult(move=move, value=value, visits=tree.visits,
+                            playouts=tree.visits - start_visits, evals=evals, seconds=seconds,
+                            children=children, policy_target=tree.visit_distribution(),
+                            resign=resign, nodes=tree.nodes)

@@ -1,0 +1,187 @@
+"""The C PUCT search with hand-fed evaluations (no network needed)."""
+import collections
+
+import numpy as np
+import pytest
+
+from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, board_from_ascii, collect_many, backup_many
+from engine.coords import from_gtp
+from engine.player import Player
+
+Evaluation = collections.namedtuple("Evaluation", "policy value ownership score")
+
+
+class FixedEvaluator:
+    """Policy from a fixed logit vector; value from a function of the planes."""
+
+    feature_set = "rich"
+
+    def __init__(self, logits, value_fn=None):
+        self.logits = np.asarray(logits, np.float32)
+        self.value_fn = value_fn or (lambda planes: 0.0)
+        self.calls = []
+
+    def evaluate(self, planes, keys=None):
+        self.calls.append(len(planes))
+        n = len(planes)
+        return Evaluation(np.tile(self.logits, (n, 1)),
+                          np.array([self.value_fn(p) for p in planes], np.float32), None, None)
+
+
+def run(tree, ev, visits):
+    while tree.visits < visits:
+        n = tree.collect()
+        if n == 0:
+            break
+        out = ev.evaluate(tree.planes[:n])
+        tree.backup(out.policy, out.value)
+
+
+def test_visits_follow_priors():
+    size = 5
+    logits = np.full(size * size + 1, -30.0, np.float32)
+    a, b = from_gtp("C3", size), from_gtp("B2", size)
+    logits[a], logits[b] = np.log(0.7), np.log(0.3)
+    tree = Search(Game(size), SearchParams(lcb_z=0.0), max_batch=1, seed=1)
+    run(tree, FixedEvaluator(logits), 400)
+    kids = {c.move: c for c in tree.children(with_pv=False)}
+    assert abs(kids[a].prior - 0.7) < 1e-4 and abs(kids[b].prior - 0.3) < 1e-4
+    # With equal values, PUCT gives visits in proportion to priors.
+    ratio = kids[a].visits / kids[b].visits
+    assert 1.8 < ratio < 2.9, ratio
+    assert sum(c.visits for c in kids.values()) == tree.visits - 1
+
+
+def test_value_steers_visits():
+    """A move whose resulting positions evaluate well for the mover collects the visits."""
+    size = 5
+    good = from_gtp("D4", size)
+    r, c = divmod(good, size)
+
+    def value(planes):
+        # After Black plays D4 it is White's turn; plane 1 = opponent (Black) stones.
+        return -0.8 if planes[1, r, c] == 1.0 else 0.0
+
+    tree = Search(Game(size), SearchParams(), max_batch=4, seed=2)
+    run(tree, FixedEvaluator(np.zeros(26, np.float32), value), 600)
+    best = tree.children(with_pv=False)[0]
+    assert best.move == good
+    assert best.q > 0.2   # 0.8 at depth 1, 0 deeper (the stone moves to plane 0)
+    assert tree.choose() == good
+
+
+def test_virtual_loss_spreads_a_batch():
+    tree = Search(Game(9), SearchParams(), max_batch=16, seed=3)
+    ev = FixedEvaluator(np.zeros(82, np.float32))
+    assert tree.collect() == 1          # only the root is known at first
+    out = ev.evaluate(tree.planes[:1])
+    tree.backup(out.policy, out.value)
+    n = tree.collect(16)
+    assert n == 16
+    keys = set(int(k) for k in tree.keys[:n])
+    assert len(keys) == 16              # sixteen distinct leaves, not one leaf sixteen times
+    out = ev.evaluate(tree.planes[:n])
+    tree.backup(out.policy, out.value)
+    assert tree.visits == 17
+
+
+ONE_EYE = """
+X X X X X
+X O O O X
+X O . O X
+X O O O X
+X X X X .
+"""
+
+
+def test_terminal_scoring_finds_the_only_winning_move():
+    # White has passed; Black's pass ends the game.  By Tromp-Taylor count Black is 17 - 9 = +8:
+    # with komi 10.5 passing loses and only the capture at C3 wins.
+    game = board_from_ascii(ONE_EYE, Rules.preset("chinese", 10.5))
+    game.play(game.pass_point, WHITE)
+    assert game.to_move == BLACK and game.passes == 1
+    assert set(game.legal_moves()) == {from_gtp("C3", 5), game.pass_point}
+    ev = FixedEvaluator(np.zeros(26, np.float32))
+    tree = Search(game, SearchParams(), max_batch=8, seed=4)
+    run(tree, ev, 300)
+    kids = {c.move: c for c in tree.children(with_pv=False)}
+    assert kids[game.pass_point].q == -1.0          # exact terminal loss, never a net guess
+    assert tree.choose() == from_gtp("C3", 5)       # never pass into a lost count
+    # With komi 5.5 passing wins: the pass child is an exact win.
+    game2 = board_from_ascii(ONE_EYE, Rules.preset("chinese", 5.5))
+    game2.play(game2.pass_point, WHITE)
+    tree2 = Search(game2, SearchParams(), max_batch=8, seed=4)
+    run(tree2, ev, 300)
+    kids2 = {c.move: c for c in tree2.children(with_pv=False)}
+    assert kids2[game2.pass_point].q == 1.0
+
+
+def test_tree_reuse_keeps_the_subtree():
+    tree = Search(Game(7), SearchParams(), max_batch=8, seed=6)
+    run(tree, FixedEvaluator(np.zeros(50, np.float32)), 2000)
+    best = tree.children(with_pv=False)[0]
+    tree.advance(best.move)
+    assert tree.visits == best.visits
+    assert tree.game.moves == [(BLACK, best.move)]
+    # An unexpected colour resets the tree.
+    tree.advance(tree.game.pass_point, BLACK)
+    assert tree.visits == 0
+
+
+def test_superko_moves_are_never_children():
+    # Positional superko: a move recreating an earlier position is not offered.
+    rules = Rules.preset("tromp-taylor", 0.5)
+    game = Game(4, rules)
+    # Single-stone suicide under Tromp-Taylor recreates the current position: superko-illegal.
+    for pt, col in [(1, BLACK), (4, BLACK)]:
+        game.play(pt, col)
+    game.set_to_move(WHITE)
+    assert game.illegal_reason(0, WHITE) == "superko"
+    tree = Search(game, SearchParams(), max_batch=1, seed=7)
+    run(tree, FixedEvaluator(np.zeros(17, np.float32)), 50)
+    assert 0 not in {c.move for c in tree.children(with_pv=False)}
+
+
+def test_memory_cap_is_respected():
+    params = SearchParams(max_nodes=5000)
+    tree = Search(Game(9), params, max_batch=8, seed=8)
+    run(tree, FixedEvaluator(np.zeros(82, np.float32)), 3000)
+    assert tree.visits >= 3000          # keeps searching the existing tree
+    assert tree.nodes <= 5000
+    assert tree.full_events > 0
+
+
+def test_pool_collects_from_many_games_in_one_call():
+    games = [Game(5) for _ in range(6)]
+    trees = [Search(g, SearchParams(), max_batch=2, seed=i) for i, g in enumerate(games)]
+    planes = np.zeros((12, 20, 5, 5), np.float32)
+    keys = np.zeros(12, np.uint64)
+    counts = np.zeros(6, np.int32)
+    ev = FixedEvaluator(np.zeros(26, np.float32))
+    for _ in range(10):
+        total = collect_many(trees, 2, planes, keys, counts)
+        assert total == counts.sum()
+        out = ev.evaluate(planes[:total])
+        backup_many(trees, counts, out.policy, out.value)
+    assert all(t.visits > 10 for t in trees)
+
+
+def test_noise_changes_root_priors_only_when_asked():
+    logits = np.zeros(26, np.float32)
+    t1 = Search(Game(5), SearchParams(noise_epsilon=0.25), max_batch=1, seed=9)
+    t1.request_noise()
+    run(t1, FixedEvaluator(logits), 2)
+    priors = [c.prior for c in t1.children(with_pv=False)]
+    assert np.std(priors) > 1e-3 and abs(sum(priors) - 1) < 1e-4
+    t2 = Search(Game(5), SearchParams(noise_epsilon=0.25), max_batch=1, seed=9)
+    run(t2, FixedEvaluator(logits), 2)
+    assert np.std([c.prior for c in t2.children(with_pv=False)]) < 1e-6
+
+
+def test_temperature_sampling_and_visit_distribution():
+    tree = Search(Game(5), SearchParams(temperature=1.0), max_batch=4, seed=10)
+    run(tree, FixedEvaluator(np.zeros(26, np.float32)), 200)
+    dist = tree.visit_distribution()
+    assert dist.shape == (26,) and abs(dist.sum() - 1) < 1e-5
+    moves = {tree.choose() for _ in range(30)}
+    assert len(moves) > 3
