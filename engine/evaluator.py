@@ -1,0 +1,440 @@
+"""The narrow network interface the search talks to, and its implementations.
+
+An evaluator has ``feature_set: str``, ``planes: int`` (input planes per position) and
+``evaluate(planes, keys=None) -> Evaluation`` where ``planes`` is np.float32 [B, P, N, N] (one
+board size per call) and the result holds, per position, from the side to move:
+
+- ``policy``    np.float32 [B, N*N+1]: LOGITS, point ``row * N + col`` then PASS last;
+- ``value``     np.float32 [B] in [-1, 1];
+- ``ownership`` np.float32 [B, N*N] in [-1, 1] (+1 = side to move owns the point), or None;
+- ``score``     np.float32 [B]: score lead of the side to move in points, or None.
+
+Implementations:
+
+- ``UniformEvaluator``: zero logits, zero value/ownership/score (tests, bootstrapping);
+- ``RandomEvaluator``: deterministic pseudo-random outputs per position (tests);
+- ``TorchEvaluator``: a torch model on the best device (CUDA if present, bf16/fp16 there; CPU
+  fp32 by default, bf16 + channels_last on request), one forward pass per call, a board symmetry
+  per evaluation (random, all 8 averaged, or none) and an LRU cache by position key.
+
+``raw_benchmark`` measures the bare forward pass rate (used by ``python -m engine.bench net``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import math
+import threading
+import time
+from collections import OrderedDict
+from typing import Any, NamedTuple, Protocol, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine import symmetry
+from engine.network import GoNet, feature_planes_for
+
+SYMMETRY_MODES = ("random", "all", "none")
+
+
+class Evaluation(NamedTuple):
+    """Network outputs for a batch of positions (see the module docstring)."""
+
+    policy: np.ndarray
+    value: np.ndarray
+    ownership: np.ndarray | None
+    score: np.ndarray | None
+
+
+class Evaluator(Protocol):
+    """What the search needs from a network."""
+
+    feature_set: str
+    planes: int
+
+    def evaluate(self, planes: np.ndarray, keys: np.ndarray | None = None) -> Evaluation: ...
+
+
+def _as_planes(planes: Any, expected: int | None) -> np.ndarray:
+    """Return ``planes`` as a C-contiguous float32 [B, P, N, N] array.
+
+    Raises ValueError for another rank, non-square boards, or a plane count other than
+    ``expected`` (when known).
+    """
+    x = np.ascontiguousarray(planes, dtype=np.float32)
+    if x.ndim != 4 or x.shape[2] != x.shape[3] or x.shape[2] < 1:
+        raise ValueError(f"planes must be [B, P, N, N] with square boards, got shape {x.shape}")
+    if expected is not None and x.shape[1] != expected:
+        raise ValueError(f"expected {expected} input planes, got {x.shape[1]}")
+    return x
+
+
+def _planes_or_none(feature_set: str, planes: int | None) -> int | None:
+    """``planes`` if given, else the feature set's plane count when it can be known, else None."""
+    if planes is not None:
+        return int(planes)
+    try:
+        return feature_planes_for(feature_set)
+    except (ValueError, AttributeError):
+        return None
+
+
+class UniformEvaluator:
+    """Zero logits (a uniform policy), value 0, ownership zeros and score 0 for every position.
+
+    ``planes`` is the input plane count to check; None takes it from the feature set when the
+    core can tell, else accepts any count (``self.planes`` is then None).
+    """
+
+    def __init__(self, feature_set: str = "rich", planes: int | None = None) -> None:
+        self.feature_set = feature_set
+        self.planes = _planes_or_none(feature_set, planes)
+
+    def evaluate(self, planes: np.ndarray, keys: np.ndarray | None = None) -> Evaluation:
+        """Return zeros of the right shapes. Raises ValueError on a malformed ``planes`` array."""
+        x = _as_planes(planes, self.planes)
+        b, n = x.shape[0], x.shape[-1]
+        return Evaluation(
+            policy=np.zeros((b, n * n + 1), np.float32),
+            value=np.zeros(b, np.float32),
+            ownership=np.zeros((b, n * n), np.float32),
+            score=np.zeros(b, np.float32),
+        )
+
+
+class RandomEvaluator:
+    """Pseudo-random outputs that depend only on ``seed`` and the position's planes.
+
+    Each position's outputs come from a numpy Generator seeded with ``(seed, digest of its
+    planes)``, so the same position gets the same answer whatever the batch or call order:
+    policy logits ~ N(0, 1), value and ownership ~ U(-1, 1), score ~ N(0, 10).
+    """
+
+    def __init__(self, seed: int = 0, feature_set: str = "rich", planes: int | None = None) -> None:
+        self.seed = int(seed)
+        self.feature_set = feature_set
+        self.planes = _planes_or_none(feature_set, planes)
+
+    def evaluate(self, planes: np.ndarray, keys: np.ndarray | None = None) -> Evaluation:
+        """Return the positions' pseudo-random outputs. Raises ValueError on malformed planes."""
+        x = _as_planes(planes, self.planes)
+        b, n = x.shape[0], x.shape[-1]
+        policy = np.empty((b, n * n + 1), np.float32)
+        value = np.empty(b, np.float32)
+        ownership = np.empty((b, n * n), np.float32)
+        score = np.empty(b, np.float32)
+        for i in range(b):
+            digest = hashlib.blake2b(x[i].tobytes(), digest_size=8).digest()
+            rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little"), n])
+            policy[i] = rng.standard_normal(n * n + 1)
+            value[i] = rng.uniform(-1.0, 1.0)
+            ownership[i] = rng.uniform(-1.0, 1.0, n * n)
+            score[i] = 10.0 * rng.standard_normal()
+        return Evaluation(policy, value, ownership, score)
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """The device to run on: ``device`` if given, else CUDA when available, else CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+_DTYPE_NAMES = {
+    "fp32": torch.float32, "float32": torch.float32, "float": torch.float32,
+    "bf16": torch.bfloat16, "bfloat16": torch.bfloat16,
+    "fp16": torch.float16, "float16": torch.float16, "half": torch.float16,
+}
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """The compute dtype: ``dtype`` if given (a torch dtype or "fp32"/"bf16"/"fp16"), else bf16 on
+    CUDA when supported (fp16 otherwise) and fp32 on CPU. Raises ValueError for other dtypes."""
+    if dtype is None:
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    if isinstance(dtype, str):
+        if dtype.lower() not in _DTYPE_NAMES:
+            raise ValueError(f"unknown dtype {dtype!r}; use fp32, bf16 or fp16")
+        return _DTYPE_NAMES[dtype.lower()]
+    if dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        raise ValueError(f"unsupported compute dtype {dtype}")
+    return dtype
+
+
+def _model_io(model: nn.Module) -> tuple[str, int]:
+    """(feature_set, input planes) of a model: its ``feature_set`` and ``in_planes`` (or ``planes``)
+    attributes, else those of its ``config``. Raises TypeError when they cannot be found."""
+    config = getattr(model, "config", None)
+    feature_set = getattr(model, "feature_set", None) or getattr(config, "feature_set", None)
+    in_planes = (
+        getattr(model, "in_planes", None) or getattr(model, "planes", None) or getattr(config, "in_planes", None)
+    )
+    if not isinstance(feature_set, str) or not isinstance(in_planes, int):
+        raise TypeError("model must expose feature_set (str) and in_planes or planes (int), directly or via .config")
+    return feature_set, in_planes
+
+
+class TorchEvaluator:
+    """Evaluates positions with a torch model; see the module docstring for the contract.
+
+    Args:
+        model: a ``GoNet`` (or any module with ``feature_set``/``in_planes`` whose forward returns
+            ``(policy, value)`` or ``(policy, value, ownership, score)``). It is copied, never
+            modified; a ``GoNet`` copy gets its batch norms folded into the convolutions.
+        device: "cpu", "cuda", "cuda:1", ...; None = CUDA if available, else CPU.
+        dtype: compute dtype under autocast: None = bf16 (or fp16) on CUDA, fp32 on CPU; "bf16"
+            on CPU roughly doubles throughput on AVX512-BF16 machines (PERF.md).
+        symmetries: "random" (one random board symmetry per position, undone on the outputs),
+            "all" (average over the 8 symmetries: mean value/ownership/score, policy = log of the
+            mean probabilities; for analysis), or "none".
+        seed: seeds the symmetry choice.
+        cache_size: LRU entries kept by position key (0 disables the cache).
+        threads: if given, ``torch.set_num_threads(threads)`` (a process-wide torch setting).
+        channels_last: run convolutions in channels-last layout (faster on CPU and tensor cores).
+        max_batch: split forward passes into chunks of at most this many rows (None: no limit).
+
+    Counters: ``cache_hits``, ``cache_misses`` (positions served from / not found in the cache,
+    only when keys are given) and ``positions_evaluated`` (positions that went through the net,
+    counting each of the 8 copies in "all" mode once).
+    Raises ValueError for an unknown symmetry mode or dtype, TypeError for an unusable model.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
+        symmetries: str = "random",
+        seed: int = 0,
+        cache_size: int = 100_000,
+        threads: int | None = None,
+        channels_last: bool = True,
+        max_batch: int | None = None,
+    ) -> None:
+        if symmetries not in SYMMETRY_MODES:
+            raise ValueError(f"symmetries must be one of {SYMMETRY_MODES}, got {symmetries!r}")
+        if cache_size < 0:
+            raise ValueError("cache_size must be >= 0")
+        if max_batch is not None and max_batch < 1:
+            raise ValueError("max_batch must be >= 1")
+        self.feature_set, self.planes = _model_io(model)
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        if threads is not None:
+            torch.set_num_threads(int(threads))
+        net = model.fused() if isinstance(model, GoNet) else copy.deepcopy(model)
+        net = net.eval().requires_grad_(False).to(self.device)
+        self.channels_last = bool(channels_last)
+        if self.channels_last:
+            net = net.to(memory_format=torch.channels_last)
+        self.model = net
+        self.symmetries = symmetries
+        self.cache_size = int(cache_size)
+        self.max_batch = max_batch
+        self.cache_hits = 0
+        self.cache_misses = 0
+        self.positions_evaluated = 0
+        self._rng = np.random.default_rng(seed)
+        self._cache: OrderedDict[tuple[int, int], tuple] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # -- forward passes -------------------------------------------------------------------
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.dtype == torch.float32:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
+
+    def _infer(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """One forward pass on device tensor ``x`` [B, P, N, N]; returns float32 device tensors
+        (policy, value, ownership or None, score or None)."""
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        with torch.inference_mode(), self._autocast():
+            out = self.model(x)
+        if not isinstance(out, (tuple, list)) or len(out) not in (2, 4):
+            raise TypeError("model must return (policy, value) or (policy, value, ownership, score)")
+        policy, value = out[0].float(), out[1].float().reshape(-1)
+        ownership = out[2].float() if len(out) == 4 and out[2] is not None else None
+        score = out[3].float().reshape(-1) if len(out) == 4 and out[3] is not None else None
+        self.positions_evaluated += x.shape[0]
+        return policy, value, ownership, score
+
+    def _infer_chunked(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        if self.max_batch is None or x.shape[0] <= self.max_batch:
+            return self._infer(x)
+        parts = [self._infer(x[i : i + self.max_batch]) for i in range(0, x.shape[0], self.max_batch)]
+        return tuple(None if p[0] is None else torch.cat(p) for p in zip(*parts))
+
+    def _run(self, x_np: np.ndarray) -> Evaluation:
+        """Evaluate [B, P, N, N] float32 planes through the net with the symmetry mode applied."""
+        b = x_np.shape[0]
+        x = torch.from_numpy(x_np).to(self.device)
+        if self.symmetries == "all":
+            stacked = torch.cat([symmetry.apply_symmetry(x, k) for k in range(symmetry.NUM_SYMMETRIES)])
+            policy, value, ownership, score = self._infer_chunked(stacked)
+            logp = torch.stack(
+                [
+                    symmetry.inverse_policy_symmetry(F.log_softmax(policy[k * b : (k + 1) * b], dim=1), k)
+                    for k in range(symmetry.NUM_SYMMETRIES)
+                ]
+            )
+            policy = torch.logsumexp(logp, dim=0) - math.log(symmetry.NUM_SYMMETRIES)
+            value = value.reshape(symmetry.NUM_SYMMETRIES, b).mean(0)
+            if ownership is not None:
+                ownership = torch.stack(
+                    [
+                        symmetry.inverse_policy_symmetry(ownership[k * b : (k + 1) * b], k)
+                        for k in range(symmetry.NUM_SYMMETRIES)
+                    ]
+                ).mean(0)
+            if score is not None:
+                score = score.reshape(symmetry.NUM_SYMMETRIES, b).mean(0)
+        elif self.symmetries == "random":
+            with self._lock:
+                ks = self._rng.integers(0, symmetry.NUM_SYMMETRIES, size=b)
+            inverse = np.asarray(symmetry.INVERSE)[ks]
+            policy, value, ownership, score = self._infer_chunked(symmetry.apply_symmetries(x, ks))
+            policy = symmetry.apply_policy_symmetries(policy, inverse)
+            if ownership is not None:
+                ownership = symmetry.apply_policy_symmetries(ownership, inverse)
+        else:
+            policy, value, ownership, score = self._infer_chunked(x)
+
+        def host(t: torch.Tensor | None) -> np.ndarray | None:
+            return None if t is None else t.detach().to("cpu", torch.float32).numpy()
+
+        return Evaluation(host(policy), host(value), host(ownership), host(score))  # type: ignore[arg-type]
+
+    # -- public interface -----------------------------------------------------------------
+
+    def evaluate(self, planes: np.ndarray, keys: np.ndarray | Sequence[int] | None = None) -> Evaluation:
+        """Evaluate a batch of positions (one board size) in one forward pass.
+
+        With ``keys`` (np.uint64 [B], one key per position that identifies its input planes for
+        this board size, e.g. the position hash including side to move and history the features
+        see), cached positions are served from the LRU cache and only the misses (each distinct
+        key once) go through the net. Returns an ``Evaluation`` of float32 arrays.
+        Raises ValueError for malformed planes or a wrong number of keys.
+        """
+        x = _as_planes(planes, self.planes)
+        b, n = x.shape[0], x.shape[-1]
+        if b == 0:
+            own = np.zeros((0, n * n), np.float32)
+            empty = np.zeros(0, np.float32)
+            return Evaluation(np.zeros((0, n * n + 1), np.float32), empty, own, empty.copy())
+        if keys is None or self.cache_size == 0:
+            return self._run(x)
+        key_arr = np.asarray(keys, dtype=np.uint64).reshape(-1)
+        if key_arr.shape[0] != b:
+            raise ValueError(f"got {key_arr.shape[0]} keys for {b} positions")
+        cache_keys = [(int(k), n) for k in key_arr]
+
+        found: list[tuple | None] = [None] * b
+        first_miss: dict[tuple[int, int], int] = {}
+        miss_rows: list[int] = []
+        with self._lock:
+            for i, ck in enumerate(cache_keys):
+                entry = self._cache.get(ck)
+                if entry is not None:
+                    self._cache.move_to_end(ck)
+                    found[i] = entry
+                    self.cache_hits += 1
+                elif ck in first_miss:
+                    self.cache_hits += 1  # a repeat within this batch: evaluated once
+                else:
+                    first_miss[ck] = len(miss_rows)
+                    miss_rows.append(i)
+                    self.cache_misses += 1
+
+        fresh = self._run(x[miss_rows]) if miss_rows else None
+        if fresh is not None:
+            with self._lock:
+                for j, i in enumerate(miss_rows):
+                    entry = (
+                        fresh.policy[j].copy(),
+                        float(fresh.value[j]),
+                        None if fresh.ownership is None else fresh.ownership[j].copy(),
+                        None if fresh.score is None else float(fresh.score[j]),
+                    )
+                    self._cache[cache_keys[i]] = entry
+                    self._cache.move_to_end(cache_keys[i])
+                    found[i] = entry
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+
+        entries: list[tuple] = []
+        for i in range(b):
+            entry = found[i]
+            if entry is None:  # a repeat of a key first missed earlier in this batch
+                entry = found[miss_rows[first_miss[cache_keys[i]]]]
+            entries.append(entry)  # type: ignore[arg-type]
+        has_aux = entries[0][2] is not None and entries[0][3] is not None  # a property of the model
+        return Evaluation(
+            policy=np.stack([e[0] for e in entries]).astype(np.float32, copy=False),
+            value=np.array([e[1] for e in entries], np.float32),
+            ownership=np.stack([e[2] for e in entries]).astype(np.float32, copy=False) if has_aux else None,
+            score=np.array([e[3] for e in entries], np.float32) if has_aux else None,
+        )
+
+    def clear_cache(self) -> None:
+        """Forget every cached evaluation (e.g. after swapping weights)."""
+        with self._lock:
+            self._cache.clear()
+
+    def stats(self) -> dict[str, Any]:
+        """Counters and settings, for logs and benchmarks."""
+        return {
+            "device": str(self.device),
+            "dtype": str(self.dtype).replace("torch.", ""),
+            "symmetries": self.symmetries,
+            "cache_entries": len(self._cache),
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "positions_evaluated": self.positions_evaluated,
+        }
+
+
+def raw_benchmark(
+    model: nn.Module,
+    size: int = 19,
+    batch: int = 16,
+    seconds: float = 3.0,
+    dtype: str | torch.dtype | None = None,
+    device: str | torch.device | None = None,
+    threads: int | None = None,
+    channels_last: bool = True,
+) -> float:
+    """Return network evaluations per second of the bare forward pass (no symmetry, no cache,
+    input already on the device, outputs synchronised) for ``batch`` random positions of
+    ``size`` x ``size``, measured for about ``seconds`` after two warm-up passes."""
+    ev = TorchEvaluator(
+        model, device=device, dtype=dtype, symmetries="none", cache_size=0, threads=threads,
+        channels_last=channels_last,
+    )
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.rand(batch, ev.planes, size, size, generator=gen) < 0.3).float().to(ev.device)
+
+    def sync() -> None:
+        if ev.device.type == "cuda":
+            torch.cuda.synchronize(ev.device)
+
+    for _ in range(2):
+        ev._infer(x)
+    sync()
+    start = time.perf_counter()
+    passes = 0
+    while True:
+        ev._infer(x)
+        passes += 1
+        sync()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return passes * batch / elapsed
