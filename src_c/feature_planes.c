@@ -15,10 +15,10 @@ static void fill(float *plane, int area, float value) {
     for (int i = 0; i < area; i++) plane[i] = value;
 }
 
-static void write_rich(const board_t *b, const rules_t *rules, float *out) {
+static void write_rich(const board_t *b, const rules_t *rules, const uint8_t *suicide, float *out) {
     int n = b->size, area = n * n;
     int me = b->to_move, opp = board_other(me);
-    memset(out, 0, (size_t)features_planes(FEATURES_RICH) * (size_t)area * sizeof(float));
+    memset(out, 0, 14 * (size_t)area * sizeof(float)); /* the sparse planes 0-13 */
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++) {
             int v = board_point(b, r, c), i = r * n + c;
@@ -30,7 +30,7 @@ static void write_rich(const board_t *b, const rules_t *rules, float *out) {
                 int lp = (col == me ? 2 : 5) + (libs >= 3 ? 2 : libs - 1);
                 out[lp * area + i] = 1.0f;
             } else if (col == EMPTY) {
-                if (board_check(b, v, me, 0) == MOVE_SUICIDE) out[13 * area + i] = 1.0f;
+                if (suicide ? suicide[i] : board_check(b, v, me, 0) == MOVE_SUICIDE) out[13 * area + i] = 1.0f;
             }
         }
     if (b->ko != BOARD_NONE && b->ko_color == me) out[8 * area + board_to_compact(b, b->ko)] = 1.0f;
@@ -39,12 +39,12 @@ static void write_rich(const board_t *b, const rules_t *rules, float *out) {
         if (v != BOARD_NONE && v != BOARD_PASS && b->color[v] != EMPTY)
             out[(9 + k) * area + board_to_compact(b, v)] = 1.0f;
     }
-    if (me == BLACK) fill(out + 14 * area, area, 1.0f);
+    fill(out + 14 * area, area, me == BLACK ? 1.0f : 0.0f);
     fill(out + 15 * area, area, 1.0f);
     fill(out + 16 * area, area, (me == WHITE ? rules->komi : -rules->komi) / 15.0f);
-    if (b->recent[0] == BOARD_PASS) fill(out + 17 * area, area, 1.0f);
-    if (b->recent[1] == BOARD_PASS) fill(out + 18 * area, area, 1.0f);
-    if (rules->ko_rule == KO_POSITIONAL || rules->allow_suicide) fill(out + 19 * area, area, 1.0f);
+    fill(out + 17 * area, area, b->recent[0] == BOARD_PASS ? 1.0f : 0.0f);
+    fill(out + 18 * area, area, b->recent[1] == BOARD_PASS ? 1.0f : 0.0f);
+    fill(out + 19 * area, area, (rules->ko_rule == KO_POSITIONAL || rules->allow_suicide) ? 1.0f : 0.0f);
 }
 
 static void write_lz18(const board_t *b, const uint8_t *const prev[GAME_PREV], float *out) {
@@ -69,9 +69,9 @@ static void write_lz18(const board_t *b, const uint8_t *const prev[GAME_PREV], f
 }
 
 void features_write(int set, const board_t *b, const uint8_t *const prev[GAME_PREV],
-                    const rules_t *rules, float *out) {
+                    const rules_t *rules, const uint8_t *suicide, float *out) {
     if (set == FEATURES_LZ18) write_lz18(b, prev, out);
-    else write_rich(b, rules, out);
+    else write_rich(b, rules, suicide, out);
 }
 
 static uint64_t mix(uint64_t z) {
@@ -101,7 +101,7 @@ uint64_t features_key(int set, const board_t *b, const uint64_t prev_hash[GAME_P
 void features_game(int set, const game_t *g, float *out) {
     const uint8_t *prev[GAME_PREV];
     for (int i = 0; i < GAME_PREV; i++) prev[i] = i < g->nprev ? g->prev[i] : NULL;
-    features_write(set, &g->board, prev, &g->rules, out);
+    features_write(set, &g->board, prev, &g->rules, NULL, out);
 }
 
 uint64_t features_game_key(int set, const game_t *g) {

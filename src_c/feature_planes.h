@@ -25,9 +25,10 @@ enum { FEATURES_RICH = 0, FEATURES_LZ18 = 1, FEATURES_COUNT = 2 };
 /* Number of planes of a feature set, or -1 for an unknown set. */
 int features_planes(int set);
 /* Writes the planes of `set` for board b into out[planes * N * N].  prev[i] holds the compact
- * colours of position t-1-i (NULL when the game is shorter); rules give komi and flags. */
+ * colours of position t-1-i (NULL when the game is shorter); rules give komi and flags;
+ * suicide (compact, may be NULL: then computed) marks points that are suicide for the side to move. */
 void features_write(int set, const board_t *b, const uint8_t *const prev[GAME_PREV],
-                    const rules_t *rules, float *out);
+                    const rules_t *rules, const uint8_t *suicide, float *out);
 /* A 64-bit key identifying everything features_write reads (for evaluation caches);
  * prev_hash[i] is the positional hash of position t-1-i (0 when absent). */
 uint64_t features_key(int set, const board_t *b, const uint64_t prev_hash[GAME_PREV],

@@ -209,35 +209,36 @@ static void apply_noise(search_t *s) {
 
 /* Selection ------------------------------------------------------------------------------ */
 
-static inline float child_q(const search_t *s, const node_t *c, float fpu) {
-    float n = (float)c->visits + s->p.virtual_loss * (float)c->in_flight;
-    if (n <= 0.0f) return fpu;
-    return (c->value_sum - s->p.virtual_loss * (float)c->in_flight) / n;
-}
-
 static int32_t select_child(const search_t *s, const node_t *parent, int is_root) {
     float parent_n = (float)parent->visits + s->p.virtual_loss * (float)parent->in_flight;
     float parent_q = parent->visits > 0 ? -parent->value_sum / (float)parent->visits : 0.0f;
-    float visited_prior = 0.0f;
-    for (int k = 0; k < parent->nchildren; k++) {
-        const node_t *c = &s->nodes[parent->children + k];
-        if (c->visits + c->in_flight > 0) visited_prior += c->prior;
-    }
-    float red = is_root ? s->p.fpu_reduction_root : s->p.fpu_reduction;
-    float fpu = parent_q - red * sqrtf(visited_prior);
     float cp = s->p.c_puct + s->p.c_puct_factor *
                logf((parent_n + s->p.c_puct_base + 1.0f) / s->p.c_puct_base);
     float scale = cp * sqrtf(parent_n > 1.0f ? parent_n : 1.0f);
-    int32_t best = -1;
-    float best_score = -1e30f;
+    /* One pass: the best visited child by Q + U, and the unvisited child with the highest
+     * prior (all unvisited children share the FPU value, so that one is their best). */
+    float visited_prior = 0.0f, best_score = -1e30f, best_unvisited_prior = -1.0f;
+    int32_t best = -1, best_unvisited = -1;
+    const node_t *kids = &s->nodes[parent->children];
     for (int k = 0; k < parent->nchildren; k++) {
-        int32_t ci = parent->children + k;
-        const node_t *c = &s->nodes[ci];
-        float n = (float)c->visits + s->p.virtual_loss * (float)c->in_flight;
-        float score = child_q(s, c, fpu) + scale * c->prior / (1.0f + n);
-        if (score > best_score) { best_score = score; best = ci; }
+        const node_t *c = &kids[k];
+        if (c->visits + c->in_flight > 0) {
+            visited_prior += c->prior;
+            float n = (float)c->visits + s->p.virtual_loss * (float)c->in_flight;
+            float q = (c->value_sum - s->p.virtual_loss * (float)c->in_flight) / n;
+            float score = q + scale * c->prior / (1.0f + n);
+            if (score > best_score) { best_score = score; best = k; }
+        } else if (c->prior > best_unvisited_prior) {
+            best_unvisited_prior = c->prior;
+            best_unvisited = k;
+        }
     }
-    return best;
+    if (best_unvisited >= 0) {
+        float red = is_root ? s->p.fpu_reduction_root : s->p.fpu_reduction;
+        float fpu = parent_q - red * sqrtf(visited_prior);
+        if (best < 0 || fpu + scale * best_unvisited_prior > best_score) best = best_unvisited;
+    }
+    return parent->children + best;
 }
 
 /* Terminal value for the side to move of board b (game over by two passes). */
@@ -266,22 +267,34 @@ static int path_repeats(const search_t *s, uint64_t h, int depth) {
     return game_seen(s->game, h);
 }
 
-/* Allocates the children of node ni for board b (legal moves incl. superko, plus pass).
- * Returns 0, or -1 when the memory cap is reached. */
-static int expand_moves(search_t *s, int32_t ni, const board_t *b, int depth) {
-    int16_t moves[BOARD_MAX_AREA + 1];
+/* Scans the empty points of leaf board b once: legal moves (incl. superko, plus pass) into
+ * moves[], and points that would be suicide for the side to move into suicide[] (compact).
+ * Returns the number of moves. */
+static int scan_leaf(search_t *s, const board_t *b, int depth, int16_t *moves, uint8_t *suicide) {
     int k = 0, n = b->size, c = b->to_move;
     const rules_t *rules = &s->game->rules;
+    memset(suicide, 0, (size_t)(n * n));
     for (int r = 0; r < n; r++)
         for (int col = 0; col < n; col++) {
             int v = board_point(b, r, col);
             if (b->color[v] != EMPTY) continue;
-            if (board_check(b, v, c, rules->allow_suicide) != MOVE_OK) continue;
+            int why = board_check(b, v, c, 0);
+            if (why == MOVE_SUICIDE) {
+                suicide[r * n + col] = 1;
+                if (!rules->allow_suicide) continue;
+            } else if (why != MOVE_OK) {
+                continue;
+            }
             if (rules->ko_rule == KO_POSITIONAL && path_repeats(s, board_hash_after(b, v, c), depth))
                 continue;
             moves[k++] = (int16_t)v;
         }
     moves[k++] = BOARD_PASS;
+    return k;
+}
+
+/* Allocates the children of node ni for the given moves.  Returns 0, or -1 at the memory cap. */
+static int expand_moves(search_t *s, int32_t ni, const int16_t *moves, int k) {
     if (s->nnodes + k > s->p.max_nodes || ensure_capacity(s, s->nnodes + k) != 0) {
         s->full_events++;
         return -1;
@@ -330,8 +343,11 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
     }
     /* A leaf: reserve its children now so the backup only has to set priors. */
     int depth = len - 1;
+    int16_t moves[BOARD_MAX_AREA + 1];
+    uint8_t suicide[BOARD_MAX_AREA];
+    int nmoves = scan_leaf(s, b, depth, moves, suicide);
     if (s->nodes[ni].state == NODE_FRESH && len < SEARCH_MAX_DEPTH - 1)
-        expand_moves(s, ni, b, depth); /* on failure (memory cap) the leaf stays childless */
+        expand_moves(s, ni, moves, nmoves); /* on failure (memory cap) the leaf stays childless */
     s->nodes[ni].state = NODE_PENDING;
     for (int i = 0; i < len; i++) s->nodes[path[i]].in_flight++;
     s->pend_len[s->npending] = (int16_t)len;
@@ -350,7 +366,7 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
             prev_hash[i] = hi >= 0 ? s->game->hashes[hi] : 0;
         }
     }
-    features_write(s->feature_set, b, prev, &s->game->rules, planes);
+    features_write(s->feature_set, b, prev, &s->game->rules, suicide, planes);
     if (keys) *keys = features_key(s->feature_set, b, prev_hash, &s->game->rules);
     s->npending++;
     return 1;
