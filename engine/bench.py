@@ -58,10 +58,10 @@ def _uniform_search_rate(size: int, batch: int, seconds: float, feature_set: str
             n = tree.collect()
             tree.backup(policy[:n], values[:n])
         visits += tree.visits
-        nodes = max(nodes, tree.nodes)
+        nodes = max(nodes, tree.memory_bytes)
         assert tree.full_events == 0
     dt = time.perf_counter() - t0
-    return visits / dt, nodes
+    return visits / dt, nodes   # nodes: the largest tree's bytes
 
 
 def bench_search(args) -> dict:
@@ -70,9 +70,9 @@ def bench_search(args) -> dict:
     out = {"bench": "search", "batch": args.batch}
     for size in args.sizes:
         rate, nodes = _uniform_search_rate(size, args.batch, args.seconds, args.features)
-        out[f"{size}x{size}"] = {"visits_per_s": round(rate), "nodes_per_10k_visits": nodes}
+        out[f"{size}x{size}"] = {"visits_per_s": round(rate), "tree_bytes_per_visit": round(nodes / 10000)}
         print(f"{size}x{size}: {rate:10,.0f} visits/s (batch {args.batch}, {args.features} planes, "
-              f"{nodes:,} nodes per 10,000-visit tree)")
+              f"{nodes / 10000:,.0f} tree bytes per visit)")
     return out
 
 

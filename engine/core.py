@@ -365,7 +365,7 @@ class SearchParams:
     lcb_z: float = 1.96
     lcb_min_visit_frac: float = 0.10
     resign_threshold: float = -0.9
-    max_nodes: int = 20_000_000
+    max_memory: int = 2 << 30           # bytes of tree (nodes + edges)
     max_collisions: int = 8
 
     def _c(self):
@@ -376,6 +376,7 @@ class SearchParams:
 
 
 NODE_BYTES = int(lib.search_node_bytes())
+EDGE_BYTES = int(lib.search_edge_bytes())
 
 
 @dataclass
@@ -483,7 +484,8 @@ class Search:
 
     @property
     def memory_bytes(self) -> int:
-        return self.nodes * NODE_BYTES
+        """Bytes the tree uses (nodes and edges)."""
+        return int(lib.search_memory(self._ptr))
 
     @property
     def full_events(self) -> int:

@@ -38,3 +38,4 @@ int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out) {
 }
 
 int64_t search_node_bytes(void) { return (int64_t)sizeof(node_t); }
+int64_t search_edge_bytes(void) { return (int64_t)sizeof(edge_t); }

@@ -24,5 +24,7 @@ int game_group_libs(const game_t *g, int pt);
 int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out);
 /* Bytes per tree node. */
 int64_t search_node_bytes(void);
+/* Bytes per edge (candidate move). */
+int64_t search_edge_bytes(void);
 
 #endif

@@ -51,7 +51,7 @@ typedef struct {
     float c_puct; float c_puct_base; float c_puct_factor; float fpu_reduction;
     float fpu_reduction_root; float virtual_loss; float noise_alpha; float noise_epsilon;
     float policy_temperature; float temperature; float lcb_z; float lcb_min_visit_frac;
-    float resign_threshold; int64_t max_nodes; int32_t max_collisions;
+    float resign_threshold; int64_t max_memory; int32_t max_collisions;
 } search_params_t;
 typedef struct search search_t;
 void search_default_params(search_params_t *p);
@@ -78,6 +78,8 @@ int64_t search_nodes(const search_t *s);
 int64_t search_full_events(const search_t *s);
 int search_to_move(const search_t *s);
 int64_t search_node_bytes(void);
+int64_t search_edge_bytes(void);
+int64_t search_memory(const search_t *s);
 """
 
 ffibuilder = FFI()

@@ -1,4 +1,8 @@
-/* search.c - PUCT tree, virtual loss, batched collection and backup, tree reuse. */
+/* search.c - PUCT tree, virtual loss, batched collection and backup, tree reuse.
+ *
+ * Storage: a node arena (visited positions, 24 bytes) and an edge arena (candidate moves,
+ * 12 bytes); an expanded node owns a contiguous block of edges, and an edge gets a child node
+ * only when it is first visited.  Tree reuse copies the kept subtree into fresh arenas. */
 #include "search.h"
 
 #include <math.h>
@@ -13,6 +17,8 @@ struct search {
     int feature_set, planes, area;
     node_t *nodes;
     int64_t nnodes, capnodes;
+    edge_t *edges;
+    int64_t nedges, capedges;
     int32_t root;
     uint64_t rng;
     int noise_requested;
@@ -21,6 +27,7 @@ struct search {
     int max_batch, npending;
     int32_t *pend_path;           /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
     int16_t *pend_len;            /* path length of each pending leaf */
+    uint8_t *pend_was;            /* state of the leaf before it became pending */
     /* Scratch for one descent. */
     board_t board;
     uint64_t path_hash[SEARCH_MAX_DEPTH + 1];
@@ -41,39 +48,53 @@ void search_default_params(search_params_t *p) {
     p->lcb_z = 1.96f;
     p->lcb_min_visit_frac = 0.10f;
     p->resign_threshold = -0.9f;
-    p->max_nodes = 20000000;
+    p->max_memory = (int64_t)2 << 30;
     p->max_collisions = 8;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
 
-static int ensure_capacity(search_t *s, int64_t need) {
-    if (need <= s->capnodes) return 0;
-    int64_t cap = s->capnodes ? s->capnodes : 4096;
-    while (cap < need) cap *= 2;
-    if (cap > s->p.max_nodes) cap = s->p.max_nodes;
-    if (cap < need) return -1;
-    node_t *n = realloc(s->nodes, (size_t)cap * sizeof(node_t));
-    if (!n) return -1;
-    s->nodes = n;
-    s->capnodes = cap;
+int64_t search_memory(const search_t *s) {
+    return s->nnodes * (int64_t)sizeof(node_t) + s->nedges * (int64_t)sizeof(edge_t);
+}
+
+static int fits(const search_t *s, int64_t more_nodes, int64_t more_edges) {
+    return search_memory(s) + more_nodes * (int64_t)sizeof(node_t) +
+           more_edges * (int64_t)sizeof(edge_t) <= s->p.max_memory;
+}
+
+static int grow(void **arr, int64_t *cap, int64_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    int64_t c = *cap ? *cap : 1024;
+    while (c < need) c *= 2;
+    void *p = realloc(*arr, (size_t)c * elem);
+    if (!p) return -1;
+    *arr = p;
+    *cap = c;
     return 0;
 }
 
-static void node_init(node_t *n, int move, float prior) {
+/* Index of a new fresh node, or -1 at the memory cap / out of memory. */
+static int32_t new_node(search_t *s) {
+    if (!fits(s, 1, 0) || grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(node_t)) != 0) {
+        s->full_events++;
+        return -1;
+    }
+    node_t *n = &s->nodes[s->nnodes];
     memset(n, 0, sizeof(*n));
-    n->children = -1;
-    n->move = (int16_t)move;
-    n->prior = prior;
+    n->edges = -1;
     n->state = NODE_FRESH;
+    return (int32_t)s->nnodes++;
 }
 
 static int reset_tree(search_t *s) {
     s->nnodes = 0;
-    if (ensure_capacity(s, 1) != 0) return -1;
-    node_init(&s->nodes[0], BOARD_NONE, 1.0f);
-    s->root = 0;
+    s->nedges = 0;
+    if (grow((void **)&s->nodes, &s->capnodes, 1, sizeof(node_t)) != 0) return -1;
+    memset(&s->nodes[0], 0, sizeof(node_t));
+    s->nodes[0].edges = -1;
     s->nnodes = 1;
+    s->root = 0;
     return 0;
 }
 
@@ -82,8 +103,7 @@ search_t *search_new(const game_t *g, const search_params_t *p, int feature_set,
     if (!g || !p || features_planes(feature_set) < 0 || max_batch < 1) return NULL;
     search_t *s = calloc(1, sizeof(*s));
     if (!s) return NULL;
-    s->p = *p;
-    if (s->p.max_nodes < 64) s->p.max_nodes = 64;
+    search_set_params(s, p);
     s->feature_set = feature_set;
     s->planes = features_planes(feature_set);
     s->area = g->board.size * g->board.size;
@@ -93,7 +113,8 @@ search_t *search_new(const game_t *g, const search_params_t *p, int feature_set,
     s->game = game_clone(g);
     s->pend_path = malloc((size_t)max_batch * SEARCH_MAX_DEPTH * sizeof(int32_t));
     s->pend_len = malloc((size_t)max_batch * sizeof(int16_t));
-    if (!s->game || !s->pend_path || !s->pend_len || reset_tree(s) != 0) {
+    s->pend_was = malloc((size_t)max_batch);
+    if (!s->game || !s->pend_path || !s->pend_len || !s->pend_was || reset_tree(s) != 0) {
         search_free(s);
         return NULL;
     }
@@ -104,14 +125,17 @@ void search_free(search_t *s) {
     if (!s) return;
     game_free(s->game);
     free(s->nodes);
+    free(s->edges);
     free(s->pend_path);
     free(s->pend_len);
+    free(s->pend_was);
     free(s);
 }
 
 void search_set_params(search_t *s, const search_params_t *p) {
     s->p = *p;
-    if (s->p.max_nodes < 64) s->p.max_nodes = 64;
+    int64_t floor = 64 * (int64_t)(sizeof(node_t) + (BOARD_MAX_AREA + 1) * sizeof(edge_t));
+    if (s->p.max_memory < floor) s->p.max_memory = floor;
 }
 
 int search_set_game(search_t *s, const game_t *g) {
@@ -124,29 +148,35 @@ int search_set_game(search_t *s, const game_t *g) {
     return reset_tree(s);
 }
 
-/* Copies the subtree under `keep` into a fresh arena; `keep` becomes the root. */
+/* Copies the subtree under node `keep` into fresh arenas; `keep` becomes the root. */
 static int compact_tree(search_t *s, int32_t keep) {
-    int64_t count = 0;
-    int32_t *queue = malloc((size_t)s->nnodes * sizeof(int32_t));
-    node_t *fresh = malloc((size_t)(s->capnodes > 0 ? s->capnodes : 1) * sizeof(node_t));
-    if (!queue || !fresh) { free(queue); free(fresh); return -1; }
-    fresh[0] = s->nodes[keep];
-    int64_t nfresh = 1, head = 0;
-    queue[count++] = 0;
-    while (head < count) {
-        int32_t i = queue[head++];
-        node_t *n = &fresh[i];
-        if (n->children < 0 || n->nchildren == 0) continue;
-        int32_t old = n->children;
-        n->children = (int32_t)nfresh;
-        memcpy(&fresh[nfresh], &s->nodes[old], n->nchildren * sizeof(node_t));
-        for (int k = 0; k < n->nchildren; k++) queue[count++] = (int32_t)(nfresh + k);
-        nfresh += n->nchildren;
+    node_t *nodes = malloc((size_t)s->nnodes * sizeof(node_t));
+    edge_t *edges = malloc((size_t)(s->nedges > 0 ? s->nedges : 1) * sizeof(edge_t));
+    if (!nodes || !edges) { free(nodes); free(edges); return -1; }
+    int64_t nn = 1, ne = 0, head = 0;
+    nodes[0] = s->nodes[keep];
+    while (head < nn) { /* breadth first: nodes[head] still points into the old arenas */
+        node_t *n = &nodes[head++];
+        if (n->edges < 0) continue;
+        int32_t old = n->edges;
+        n->edges = (int32_t)ne;
+        memcpy(&edges[ne], &s->edges[old], n->nedges * sizeof(edge_t));
+        for (int k = 0; k < n->nedges; k++) {
+            edge_t *e = &edges[ne + k];
+            if (e->child < 0) continue;
+            nodes[nn] = s->nodes[e->child];
+            e->child = (int32_t)nn++;
+        }
+        ne += n->nedges;
     }
-    free(queue);
     free(s->nodes);
-    s->nodes = fresh;
-    s->nnodes = nfresh;
+    free(s->edges);
+    s->nodes = nodes;
+    s->capnodes = s->nnodes;
+    s->nnodes = nn;
+    s->edges = edges;
+    s->capedges = s->nedges > 0 ? s->nedges : 1;
+    s->nedges = ne;
     s->root = 0;
     return 0;
 }
@@ -154,14 +184,14 @@ static int compact_tree(search_t *s, int32_t keep) {
 int search_advance(search_t *s, int pt, int c) {
     if (s->npending) return -2;
     int v = board_from_compact(&s->game->board, pt);
-    int expected = s->game->board.to_move; /* the tree's children are moves of this colour */
+    int expected = s->game->board.to_move; /* the tree's edges are moves of this colour */
     int reason = game_play(s->game, pt, c);
     if (reason != MOVE_OK) return reason;
-    node_t *root = &s->nodes[s->root];
+    const node_t *root = &s->nodes[s->root];
     int32_t keep = -1;
-    if (root->children >= 0 && c == expected)
-        for (int k = 0; k < root->nchildren; k++)
-            if (s->nodes[root->children + k].move == v) keep = root->children + k;
+    if (root->edges >= 0 && c == expected)
+        for (int k = 0; k < root->nedges; k++)
+            if (s->edges[root->edges + k].move == v) keep = s->edges[root->edges + k].child;
     if (keep >= 0 && s->nodes[keep].state == NODE_EXPANDED) return compact_tree(s, keep);
     return reset_tree(s);
 }
@@ -193,43 +223,46 @@ static double gamma_sample(search_t *s, double alpha) {
 
 static void apply_noise(search_t *s) {
     node_t *root = &s->nodes[s->root];
-    if (root->state != NODE_EXPANDED || root->nchildren == 0 || s->p.noise_epsilon <= 0.0f) return;
-    int k = root->nchildren;
+    if (root->state != NODE_EXPANDED || root->nedges == 0 || s->p.noise_epsilon <= 0.0f) return;
+    int k = root->nedges;
     double alpha = s->p.noise_alpha / (double)k;
     double eta[BOARD_MAX_AREA + 1], total = 0.0;
     for (int i = 0; i < k; i++) { eta[i] = gamma_sample(s, alpha); total += eta[i]; }
+    s->noise_requested = 0;
     if (total <= 0.0) return;
     float eps = s->p.noise_epsilon;
     for (int i = 0; i < k; i++) {
-        node_t *c = &s->nodes[root->children + i];
-        c->prior = (1.0f - eps) * c->prior + eps * (float)(eta[i] / total);
+        edge_t *e = &s->edges[root->edges + i];
+        e->prior = (1.0f - eps) * e->prior + eps * (float)(eta[i] / total);
     }
-    s->noise_requested = 0;
 }
 
 /* Selection ------------------------------------------------------------------------------ */
 
-static int32_t select_child(const search_t *s, const node_t *parent, int is_root) {
-    float parent_n = (float)parent->visits + s->p.virtual_loss * (float)parent->in_flight;
+/* Index of the edge of `parent` that PUCT picks. */
+static int32_t select_edge(const search_t *s, const node_t *parent, int is_root) {
+    float vl = s->p.virtual_loss;
+    float parent_n = (float)parent->visits + vl * (float)parent->in_flight;
     float parent_q = parent->visits > 0 ? -parent->value_sum / (float)parent->visits : 0.0f;
     float cp = s->p.c_puct + s->p.c_puct_factor *
                logf((parent_n + s->p.c_puct_base + 1.0f) / s->p.c_puct_base);
     float scale = cp * sqrtf(parent_n > 1.0f ? parent_n : 1.0f);
-    /* One pass: the best visited child by Q + U, and the unvisited child with the highest
-     * prior (all unvisited children share the FPU value, so that one is their best). */
+    /* One pass: the best visited edge by Q + U, and the unvisited edge with the highest prior
+     * (all unvisited edges share the FPU value, so that one is their best). */
     float visited_prior = 0.0f, best_score = -1e30f, best_unvisited_prior = -1.0f;
     int32_t best = -1, best_unvisited = -1;
-    const node_t *kids = &s->nodes[parent->children];
-    for (int k = 0; k < parent->nchildren; k++) {
-        const node_t *c = &kids[k];
-        if (c->visits + c->in_flight > 0) {
-            visited_prior += c->prior;
-            float n = (float)c->visits + s->p.virtual_loss * (float)c->in_flight;
-            float q = (c->value_sum - s->p.virtual_loss * (float)c->in_flight) / n;
-            float score = q + scale * c->prior / (1.0f + n);
+    const edge_t *edges = &s->edges[parent->edges];
+    for (int k = 0; k < parent->nedges; k++) {
+        const edge_t *e = &edges[k];
+        const node_t *c = e->child >= 0 ? &s->nodes[e->child] : NULL;
+        if (c && c->visits + c->in_flight > 0) {
+            visited_prior += e->prior;
+            float n = (float)c->visits + vl * (float)c->in_flight;
+            float q = (c->value_sum - vl * (float)c->in_flight) / n;
+            float score = q + scale * e->prior / (1.0f + n);
             if (score > best_score) { best_score = score; best = k; }
-        } else if (c->prior > best_unvisited_prior) {
-            best_unvisited_prior = c->prior;
+        } else if (e->prior > best_unvisited_prior) {
+            best_unvisited_prior = e->prior;
             best_unvisited = k;
         }
     }
@@ -238,7 +271,7 @@ static int32_t select_child(const search_t *s, const node_t *parent, int is_root
         float fpu = parent_q - red * sqrtf(visited_prior);
         if (best < 0 || fpu + scale * best_unvisited_prior > best_score) best = best_unvisited;
     }
-    return parent->children + best;
+    return parent->edges + best;
 }
 
 /* Terminal value for the side to move of board b (game over by two passes). */
@@ -293,17 +326,23 @@ static int scan_leaf(search_t *s, const board_t *b, int depth, int16_t *moves, u
     return k;
 }
 
-/* Allocates the children of node ni for the given moves.  Returns 0, or -1 at the memory cap. */
+/* Gives node ni one edge per move.  Returns 0, or -1 at the memory cap. */
 static int expand_moves(search_t *s, int32_t ni, const int16_t *moves, int k) {
-    if (s->nnodes + k > s->p.max_nodes || ensure_capacity(s, s->nnodes + k) != 0) {
+    if (!fits(s, 0, k) || grow((void **)&s->edges, &s->capedges, s->nedges + k, sizeof(edge_t)) != 0) {
         s->full_events++;
         return -1;
     }
     node_t *node = &s->nodes[ni];
-    node->children = (int32_t)s->nnodes;
-    node->nchildren = (uint16_t)k;
-    for (int i = 0; i < k; i++) node_init(&s->nodes[s->nnodes + i], moves[i], 1.0f / (float)k);
-    s->nnodes += k;
+    node->edges = (int32_t)s->nedges;
+    node->nedges = (uint16_t)k;
+    for (int i = 0; i < k; i++) {
+        edge_t *e = &s->edges[s->nedges + i];
+        e->prior = 1.0f / (float)k;
+        e->child = -1;
+        e->move = moves[i];
+        e->pad = 0;
+    }
+    s->nedges += k;
     return 0;
 }
 
@@ -321,8 +360,7 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
     for (;;) {
         node_t *n = &s->nodes[ni];
         if (n->state == NODE_TERMINAL) {
-            float v = n->visits ? -n->value_sum / (float)n->visits : terminal_value(s, b);
-            backup_path(s, path, len, v, 0);
+            backup_path(s, path, len, -n->value_sum / (float)n->visits, 0);
             return 0;
         }
         if (b->passes >= 2) {
@@ -332,22 +370,29 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
         }
         if (n->state == NODE_PENDING) return -1;
         if (n->state == NODE_FRESH || len >= SEARCH_MAX_DEPTH - 1) break;
-        ni = select_child(s, n, len == 1);
+        int32_t ei = select_edge(s, n, len == 1);
+        if (s->edges[ei].child < 0) {
+            int32_t child = new_node(s);
+            if (child < 0) break;   /* memory cap: re-evaluate this node instead of growing */
+            s->edges[ei].child = child;
+        }
         if (lz) /* remember this position for the history planes */
             for (int r = 0, i = 0; r < b->size; r++)
                 for (int col = 0; col < b->size; col++, i++)
                     s->snaps[(len - 1) & 7][i] = b->color[board_point(b, r, col)];
-        board_play(b, s->nodes[ni].move, b->to_move);
+        board_play(b, s->edges[ei].move, b->to_move);
+        ni = s->edges[ei].child;
         s->path_hash[len] = b->hash;
         path[len++] = ni;
     }
-    /* A leaf: reserve its children now so the backup only has to set priors. */
+    /* A leaf: give it its edges now so the backup only has to set priors. */
     int depth = len - 1;
     int16_t moves[BOARD_MAX_AREA + 1];
     uint8_t suicide[BOARD_MAX_AREA];
     int nmoves = scan_leaf(s, b, depth, moves, suicide);
+    s->pend_was[s->npending] = s->nodes[ni].state;
     if (s->nodes[ni].state == NODE_FRESH && len < SEARCH_MAX_DEPTH - 1)
-        expand_moves(s, ni, moves, nmoves); /* on failure (memory cap) the leaf stays childless */
+        expand_moves(s, ni, moves, nmoves); /* on failure (memory cap) the leaf stays edgeless */
     s->nodes[ni].state = NODE_PENDING;
     for (int i = 0; i < len; i++) s->nodes[path[i]].in_flight++;
     s->pend_len[s->npending] = (int16_t)len;
@@ -396,36 +441,32 @@ int search_backup(search_t *s, const float *policy, const float *values, int n) 
         int len = s->pend_len[i];
         node_t *leaf = &s->nodes[path[len - 1]];
         const float *logits = policy + (size_t)i * stride;
-        if (leaf->children >= 0) {
+        if (s->pend_was[i] == NODE_EXPANDED) {
+            leaf->state = NODE_EXPANDED;  /* re-evaluated at the memory cap: priors stay */
+        } else if (leaf->edges >= 0) {
             /* Softmax over the legal moves only. */
-            float mx = -1e30f;
-            for (int k = 0; k < leaf->nchildren; k++) {
-                node_t *c = &s->nodes[leaf->children + k];
-                c->prior = logits[board_to_compact(&s->game->board, c->move)] / pt;
-                if (c->prior > mx) mx = c->prior;
+            edge_t *e = &s->edges[leaf->edges];
+            float mx = -1e30f, total = 0.0f;
+            for (int k = 0; k < leaf->nedges; k++) {
+                e[k].prior = logits[board_to_compact(&s->game->board, e[k].move)] / pt;
+                if (e[k].prior > mx) mx = e[k].prior;
             }
-            float total = 0.0f;
-            for (int k = 0; k < leaf->nchildren; k++) {
-                node_t *c = &s->nodes[leaf->children + k];
-                c->prior = expf(c->prior - mx);
-                total += c->prior;
+            for (int k = 0; k < leaf->nedges; k++) {
+                e[k].prior = expf(e[k].prior - mx);
+                total += e[k].prior;
             }
-            for (int k = 0; k < leaf->nchildren; k++) s->nodes[leaf->children + k].prior /= total;
+            for (int k = 0; k < leaf->nedges; k++) e[k].prior /= total;
             leaf->state = NODE_EXPANDED;
-            if (path[len - 1] == s->root && s->noise_requested) {
-                backup_path(s, path, len, values[i], 1);
-                apply_noise(s);
-                continue;
-            }
         } else {
             leaf->state = NODE_FRESH; /* memory cap: evaluated but not grown */
         }
         float v = values[i];
+        if (!(v >= -1.0f)) v = -1.0f;  /* also catches NaN */
         if (v > 1.0f) v = 1.0f;
-        if (v < -1.0f) v = -1.0f;
         backup_path(s, path, len, v, 1);
     }
     s->npending = 0;
+    if (s->noise_requested) apply_noise(s);
     return 0;
 }
 
@@ -465,7 +506,7 @@ float search_root_value(const search_t *s) {
 }
 
 static float node_lcb(const search_t *s, const node_t *c) {
-    if (c->visits < 2) return -1e6f + (float)c->visits;
+    if (!c || c->visits < 2) return -1e6f + (c ? (float)c->visits : 0.0f);
     float q = c->value_sum / (float)c->visits;
     float var = c->value_sq / (float)c->visits - q * q;
     if (var < 1e-4f) var = 1e-4f;
@@ -474,30 +515,40 @@ static float node_lcb(const search_t *s, const node_t *c) {
 
 static int compact_of(const search_t *s, int v) { return board_to_compact(&s->game->board, v); }
 
+static const node_t *edge_node(const search_t *s, const edge_t *e) {
+    return e->child >= 0 ? &s->nodes[e->child] : NULL;
+}
+
+static int32_t edge_visits(const search_t *s, const edge_t *e) {
+    return e->child >= 0 ? s->nodes[e->child].visits : 0;
+}
+
 int search_root_children(const search_t *s, int32_t *moves, int32_t *visits, float *q,
                          float *prior, float *lcb, int max) {
     const node_t *r = &s->nodes[s->root];
-    if (r->children < 0) return 0;
-    int k = r->nchildren < max ? r->nchildren : max;
+    if (r->edges < 0) return 0;
+    int k = r->nedges < max ? r->nedges : max;
     for (int i = 0; i < k; i++) {
-        const node_t *c = &s->nodes[r->children + i];
-        moves[i] = compact_of(s, c->move);
-        visits[i] = c->visits;
-        q[i] = c->visits ? c->value_sum / (float)c->visits : 0.0f;
-        prior[i] = c->prior;
+        const edge_t *e = &s->edges[r->edges + i];
+        const node_t *c = edge_node(s, e);
+        moves[i] = compact_of(s, e->move);
+        visits[i] = c ? c->visits : 0;
+        q[i] = (c && c->visits) ? c->value_sum / (float)c->visits : 0.0f;
+        prior[i] = e->prior;
         lcb[i] = node_lcb(s, c);
     }
     return k;
 }
 
+/* Most visited edge of n (ties: higher prior), -1 if none. */
 static int32_t most_visited(const search_t *s, const node_t *n) {
     int32_t best = -1;
-    for (int k = 0; k < n->nchildren; k++) {
-        int32_t ci = n->children + k;
-        const node_t *c = &s->nodes[ci];
-        if (best < 0 || c->visits > s->nodes[best].visits ||
-            (c->visits == s->nodes[best].visits && c->prior > s->nodes[best].prior))
-            best = ci;
+    for (int k = 0; k < n->nedges; k++) {
+        int32_t ei = n->edges + k;
+        const edge_t *e = &s->edges[ei];
+        if (best < 0) { best = ei; continue; }
+        int32_t v = edge_visits(s, e), bv = edge_visits(s, &s->edges[best]);
+        if (v > bv || (v == bv && e->prior > s->edges[best].prior)) best = ei;
     }
     return best;
 }
@@ -505,58 +556,59 @@ static int32_t most_visited(const search_t *s, const node_t *n) {
 int search_pv(const search_t *s, int pt, int32_t *out, int max) {
     const node_t *n = &s->nodes[s->root];
     int len = 0;
-    int32_t ci = -1;
-    if (n->children < 0) return 0;
+    int32_t ei = -1;
+    if (n->edges < 0) return 0;
     if (pt >= 0) {
         int v = board_from_compact(&s->game->board, pt);
-        for (int k = 0; k < n->nchildren; k++)
-            if (s->nodes[n->children + k].move == v) ci = n->children + k;
+        for (int k = 0; k < n->nedges; k++)
+            if (s->edges[n->edges + k].move == v) ei = n->edges + k;
     } else {
-        ci = most_visited(s, n);
+        ei = most_visited(s, n);
     }
-    while (ci >= 0 && len < max && s->nodes[ci].visits > 0) {
-        out[len++] = compact_of(s, s->nodes[ci].move);
-        n = &s->nodes[ci];
-        if (n->children < 0) break;
-        ci = most_visited(s, n);
+    while (ei >= 0 && len < max && edge_visits(s, &s->edges[ei]) > 0) {
+        out[len++] = compact_of(s, s->edges[ei].move);
+        n = &s->nodes[s->edges[ei].child];
+        if (n->edges < 0) break;
+        ei = most_visited(s, n);
     }
     return len;
 }
 
 int search_choose(search_t *s) {
     const node_t *r = &s->nodes[s->root];
-    if (r->children < 0 || r->nchildren == 0) return s->area;
+    if (r->edges < 0 || r->nedges == 0) return s->area;
     int32_t best = most_visited(s, r);
-    if (s->nodes[best].visits == 0) return compact_of(s, s->nodes[best].move);
+    int32_t top = edge_visits(s, &s->edges[best]);
+    if (top == 0) return compact_of(s, s->edges[best].move);
     if (s->p.temperature > 0.0f) {
         double w[BOARD_MAX_AREA + 1], total = 0.0;
         double inv = 1.0 / s->p.temperature;
-        double top = (double)s->nodes[best].visits;
-        for (int k = 0; k < r->nchildren; k++) {
-            const node_t *c = &s->nodes[r->children + k];
-            w[k] = c->visits > 0 ? pow((double)c->visits / top, inv) : 0.0;
+        for (int k = 0; k < r->nedges; k++) {
+            int32_t v = edge_visits(s, &s->edges[r->edges + k]);
+            w[k] = v > 0 ? pow((double)v / (double)top, inv) : 0.0;
             total += w[k];
         }
         double x = uniform01(s) * total;
-        for (int k = 0; k < r->nchildren; k++) {
+        for (int k = 0; k < r->nedges; k++) {
             x -= w[k];
-            if (x <= 0.0 && w[k] > 0.0) return compact_of(s, s->nodes[r->children + k].move);
+            if (x <= 0.0 && w[k] > 0.0) return compact_of(s, s->edges[r->edges + k].move);
         }
-        return compact_of(s, s->nodes[best].move);
+        return compact_of(s, s->edges[best].move);
     }
     if (s->p.lcb_z > 0.0f) {
-        float floor_visits = s->p.lcb_min_visit_frac * (float)s->nodes[best].visits;
+        float floor_visits = s->p.lcb_min_visit_frac * (float)top;
         int32_t pick = best;
-        float pick_lcb = node_lcb(s, &s->nodes[best]);
-        for (int k = 0; k < r->nchildren; k++) {
-            const node_t *c = &s->nodes[r->children + k];
-            if ((float)c->visits < floor_visits || c->visits < 2) continue;
+        float pick_lcb = node_lcb(s, edge_node(s, &s->edges[best]));
+        for (int k = 0; k < r->nedges; k++) {
+            const edge_t *e = &s->edges[r->edges + k];
+            const node_t *c = edge_node(s, e);
+            if (!c || (float)c->visits < floor_visits || c->visits < 2) continue;
             float l = node_lcb(s, c);
-            if (l > pick_lcb) { pick_lcb = l; pick = r->children + k; }
+            if (l > pick_lcb) { pick_lcb = l; pick = r->edges + k; }
         }
         best = pick;
     }
-    return compact_of(s, s->nodes[best].move);
+    return compact_of(s, s->edges[best].move);
 }
 
 int64_t search_nodes(const search_t *s) { return s->nnodes; }

@@ -24,24 +24,31 @@ typedef struct {
     float lcb_z;               /* z of the lower confidence bound used to pick the move; 0: most visits */
     float lcb_min_visit_frac;  /* children with fewer than this share of the top visits can't win by LCB */
     float resign_threshold;    /* root value (side to move, -1..1) below which the player may resign */
-    int64_t max_nodes;         /* memory cap in nodes (32 bytes each); when full the tree stops growing */
+    int64_t max_memory;        /* tree memory cap in bytes (nodes + edges); when full the tree stops
+                                  growing and further visits re-evaluate existing leaves */
     int32_t max_collisions;    /* collisions with in-flight leaves tolerated per tree per batch */
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
 
+/* A candidate move of a node: 12 bytes, one per legal move of every expanded node. */
 typedef struct {
-    int32_t children;   /* index of the first child in the node arena, -1 if none */
+    float prior;        /* policy prior of the move */
+    int32_t child;      /* node reached by the move, -1 until first visited */
+    int16_t move;       /* padded point (BOARD_PASS = pass) */
+    int16_t pad;
+} edge_t;
+
+/* A visited position: 24 bytes. */
+typedef struct {
+    int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
     int32_t visits;     /* completed visits */
     float value_sum;    /* sum of values from the view of the player who moved into this node */
     float value_sq;     /* sum of squared values (for the LCB) */
-    float prior;        /* policy prior of the move into this node */
-    int16_t move;       /* padded point of the move into this node (BOARD_PASS = pass) */
-    uint16_t nchildren; /* children in the block */
+    uint16_t nedges;    /* legal moves (edges) */
     int16_t in_flight;  /* descents waiting for an evaluation below this node */
     uint8_t state;      /* NODE_* */
-    uint8_t pad;
-    int32_t pad2;
+    uint8_t pad[3];
 } node_t;
 
 typedef struct search search_t;
@@ -91,8 +98,9 @@ int search_pv(const search_t *s, int pt, int32_t *out, int max);
 /* Chooses the move to play (compact) with the params' temperature and LCB rule; pass when the
  * root has no children.  Never returns an illegal move. */
 int search_choose(search_t *s);
-/* Nodes in use, and the number of times the tree could not grow (memory cap). */
+/* Nodes in use, tree bytes in use, and the number of times the tree could not grow (memory cap). */
 int64_t search_nodes(const search_t *s);
+int64_t search_memory(const search_t *s);
 int64_t search_full_events(const search_t *s);
 /* Side to move at the root. */
 int search_to_move(const search_t *s);

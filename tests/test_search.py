@@ -143,12 +143,17 @@ def test_superko_moves_are_never_children():
 
 
 def test_memory_cap_is_respected():
-    params = SearchParams(max_nodes=5000)
+    cap = 400_000
+    params = SearchParams(max_memory=cap)
     tree = Search(Game(9), params, max_batch=8, seed=8)
-    run(tree, FixedEvaluator(np.zeros(82, np.float32)), 3000)
-    assert tree.visits >= 3000          # keeps searching the existing tree
-    assert tree.nodes <= 5000
+    run(tree, FixedEvaluator(np.zeros(82, np.float32)), 5000)
+    assert tree.visits >= 5000          # keeps searching the existing tree
+    assert tree.memory_bytes <= cap
     assert tree.full_events > 0
+    # Without the cap the same search needs more memory.
+    free = Search(Game(9), SearchParams(), max_batch=8, seed=8)
+    run(free, FixedEvaluator(np.zeros(82, np.float32)), 5000)
+    assert free.memory_bytes > cap
 
 
 def test_pool_collects_from_many_games_in_one_call():
