@@ -1,0 +1,1 @@
+"""Training system: self-play, replay, trainer, gating, matches and the loop."""
