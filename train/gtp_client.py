@@ -23,6 +23,7 @@ for error messages (``stderr_tail()``).
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import queue
 import re
@@ -161,11 +162,9 @@ class GTPClient:
     @staticmethod
     def _read_stdout(proc: subprocess.Popen[str], lines: queue.Queue[object]) -> None:
         assert proc.stdout is not None
-        try:
+        with contextlib.suppress(OSError, ValueError):  # pipe closed under us by close()
             for line in proc.stdout:
                 lines.put(line)
-        except (OSError, ValueError):
-            pass  # pipe closed under us by close()
         lines.put(_EOF)
 
     def _read_stderr(self, proc: subprocess.Popen[str]) -> None:

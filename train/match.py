@@ -36,6 +36,7 @@ Layers, each usable alone:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import itertools
 import json
@@ -205,10 +206,8 @@ class GTPPlayer:
         self.client.send(f"komi {komi:g}")
         self.client.send("clear_board")
         if self.client.knows("kgs-rules") and rules in KGS_RULES:
-            try:
+            with contextlib.suppress(GTPError):  # advisory only; our core referees legality
                 self.client.send(f"kgs-rules {KGS_RULES[rules]}")
-            except GTPError:
-                pass  # advisory only; our core referees legality
         if self.move_time is not None and self.client.knows("time_settings"):
             self.client.send(f"time_settings 0 {max(1, math.floor(self.move_time))} 1")
 
@@ -273,10 +272,8 @@ class GTPReferee:
         self.client.send("clear_board")
         rules = game.rules.name
         if rules in KGS_RULES and self.client.knows("kgs-rules"):
-            try:
+            with contextlib.suppress(GTPError):
                 self.client.send(f"kgs-rules {KGS_RULES[rules]}")
-            except GTPError:
-                pass
         for color, point in game.moves:
             self.client.send(f"play {_color_letter(color)} {coords.to_gtp(point, size)}")
         return parse_final_score(self.client.send("final_score"))
@@ -614,10 +611,8 @@ def _write_atomic(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
