@@ -58,7 +58,7 @@ def from_gtp(text: str, size: int) -> int:
     t = text.strip().upper()
     if t == "PASS":
         return size * size
-    if len(t) < 2 or t[0] not in GTP_LETTERS or not t[1:].isdigit():
+    if len(t) < 2 or t[0] not in GTP_LETTERS or not (t[1:].isascii() and t[1:].isdigit()):
         raise ValueError(f"invalid vertex {text!r}")
     col = GTP_LETTERS.index(t[0])
     number = int(t[1:])

@@ -119,9 +119,9 @@ def _check_size(size: int) -> int:
 
 
 def _check_color(color: int) -> int:
-    if color not in (BLACK, WHITE):
-        raise ValueError(f"invalid colour {color!r}")
-    return color
+    if isinstance(color, bool) or not isinstance(color, (int, np.integer)) or color not in (BLACK, WHITE):
+        raise ValueError(f"invalid colour {color!r} (expected BLACK=1 or WHITE=2)")
+    return int(color)
 
 
 class Game:
@@ -136,7 +136,8 @@ class Game:
         self.rules = rules if rules is not None else Rules.preset("chinese")
         self._ptr = self._new_ptr()
         self.moves: list[tuple[int, int]] = []
-        self._setup_to_move: list[int] = []   # colour-to-move overrides, replayed by undo
+        # set_to_move overrides, keyed by the number of moves played when they were made
+        self._to_move_overrides: dict[int, int] = {}
 
     def _new_ptr(self):
         ptr = lib.game_new(self.size, self.rules._c())
@@ -158,7 +159,9 @@ class Game:
         return lib.game_to_move(self._ptr)
 
     def set_to_move(self, color: int) -> None:
+        """Makes ``color`` the side to move (kept across ``undo``)."""
         lib.game_set_to_move(self._ptr, _check_color(color))
+        self._to_move_overrides[len(self.moves)] = color
 
     @property
     def passes(self) -> int:
@@ -240,7 +243,7 @@ class Game:
             raise MemoryError("could not copy a game")
         g._ptr = ffi.gc(ptr, lib.game_free)
         g.moves = list(self.moves)
-        g._setup_to_move = list(self._setup_to_move)
+        g._to_move_overrides = dict(self._to_move_overrides)
         return g
 
     def undo(self) -> tuple[int, int]:
@@ -249,9 +252,16 @@ class Game:
             raise IndexError("no move to undo")
         last = self.moves[-1]
         moves = self.moves[:-1]
+        overrides = {k: c for k, c in self._to_move_overrides.items() if k <= len(moves)}
         self._ptr = self._new_ptr()
         self.moves = []
-        self.play_many(moves)
+        self._to_move_overrides = {}
+        for i, (color, point) in enumerate(moves):
+            if i in overrides:
+                self.set_to_move(overrides[i])
+            self.play(point, color)
+        if len(moves) in overrides:
+            self.set_to_move(overrides[len(moves)])
         return last
 
     # -- views ---------------------------------------------------------------------------
@@ -263,12 +273,12 @@ class Game:
 
     def score(self) -> float:
         """Tromp-Taylor area score: Black's area minus White's minus komi (>0: Black wins)."""
-        return float(lib.game_score(self._ptr, ffi.NULL))
+        return float(lib.game_area(self._ptr, ffi.NULL)) - float(self.rules.komi)
 
     def area(self) -> np.ndarray:
         """int8 [N, N]: owner of each point under area counting (0 = neutral)."""
         out = np.zeros(self.size * self.size, dtype=np.uint8)
-        lib.game_score(self._ptr, ffi.from_buffer("uint8_t[]", out))
+        lib.game_area(self._ptr, ffi.from_buffer("uint8_t[]", out))
         return out.reshape(self.size, self.size).astype(np.int8)
 
     def features(self, feature_set: str = "rich", out: np.ndarray | None = None) -> np.ndarray:

@@ -1,6 +1,7 @@
 /* api.c - accessors for the Python binding and the playout benchmark. */
 #include "api.h"
 
+int game_area(const game_t *g, uint8_t *owner) { return board_area(&g->board, owner); }
 int game_size(const game_t *g) { return g->board.size; }
 int game_to_move(const game_t *g) { return g->board.to_move; }
 int game_passes(const game_t *g) { return g->board.passes; }

@@ -5,6 +5,8 @@
 
 #include "search.h"
 
+/* Tromp-Taylor area, Black minus White, without komi; owner[N*N] as game_score. */
+int game_area(const game_t *g, uint8_t *owner);
 /* Board size of g. */
 int game_size(const game_t *g);
 /* Colour to move in g. */

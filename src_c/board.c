@@ -176,21 +176,6 @@ static int remove_group(board_t *b, int h) {
     return count;
 }
 
-/* Exact liberty count of the group with head h (scan with a local mark table). */
-static int count_libs(const board_t *b, int h) {
-    uint8_t mark[BOARD_MAX_POINTS];
-    int libs = 0;
-    memset(mark, 0, (size_t)(b->stride * b->stride));
-    int s = h;
-    do {
-        FOR_NEIGHBOURS(b, s, n) {
-            if (b->color[n] == EMPTY && !mark[n]) { mark[n] = 1; libs++; }
-        }
-        s = b->next[s];
-    } while (s != h);
-    return libs;
-}
-
 /* True if empty point p touches the group with head g. */
 static inline int touches_group(const board_t *b, int p, int g) {
     FOR_NEIGHBOURS(b, p, n) {
@@ -245,35 +230,45 @@ void board_play(board_t *b, int v, int c) {
     }
     b->captures[c] += captured;
 
-    /* Merge own neighbouring groups into the largest. */
+    /* Merge v and its own neighbouring groups into the largest group G.  G's liberty count is
+     * exact already (v taken off, captures added back); the merged group's liberties are G's
+     * plus the empty neighbours of the other stones that G does not touch, counted once. */
     int h = v;
-    int merged = 0, own_groups = 0, joined = -1;
-    for (int i = 0; i < k; i++)
-        if (b->color[groups[i]] == c) { own_groups++; joined = groups[i]; }
-    int fast_libs = -1;
-    if (own_groups == 1 && captured == 0) {
-        /* Common case: v extends one group.  Its new liberties are the old ones (minus v,
-         * already taken off) plus v's empty neighbours that the group did not touch. */
-        fast_libs = b->libs[joined];
-        FOR_NEIGHBOURS(b, v, n) {
-            if (b->color[n] == EMPTY && !touches_group(b, n, joined)) fast_libs++;
-        }
-    }
+    int big = -1;
     for (int i = 0; i < k; i++) {
         int g = groups[i];
-        if (b->color[g] != c) continue;
-        int big = (b->nstones[g] >= b->nstones[h]) ? g : h;
-        int small = (big == g) ? h : g;
-        int s = small;
-        do { b->head[s] = (int16_t)big; s = b->next[s]; } while (s != small);
-        int tmp = b->next[big];
-        b->next[big] = b->next[small];
-        b->next[small] = (int16_t)tmp;
-        b->nstones[big] = (int16_t)(b->nstones[big] + b->nstones[small]);
-        h = big;
-        merged = 1;
+        if (b->color[g] == c && (big < 0 || b->nstones[g] > b->nstones[big])) big = g;
     }
-    if (merged) b->libs[h] = (int16_t)(fast_libs >= 0 ? fast_libs : count_libs(b, h));
+    if (big >= 0) {
+        int libs_total = b->libs[big];
+        uint8_t mark[BOARD_MAX_POINTS];
+        int marked = 0;
+        for (int i = -1; i < k; i++) {
+            int g = i < 0 ? v : groups[i];
+            if (g == big || b->color[g] != c) continue;
+            int st = g;
+            do {
+                FOR_NEIGHBOURS(b, st, n) {
+                    if (b->color[n] != EMPTY || touches_group(b, n, big)) continue;
+                    if (!marked) { memset(mark, 0, (size_t)(b->stride * b->stride)); marked = 1; }
+                    if (!mark[n]) { mark[n] = 1; libs_total++; }
+                }
+                st = b->next[st];
+            } while (st != g);
+        }
+        for (int i = -1; i < k; i++) {
+            int g = i < 0 ? v : groups[i];
+            if (g == big || b->color[g] != c) continue;
+            int st = g;
+            do { b->head[st] = (int16_t)big; st = b->next[st]; } while (st != g);
+            int tmp = b->next[big];
+            b->next[big] = b->next[g];
+            b->next[g] = (int16_t)tmp;
+            b->nstones[big] = (int16_t)(b->nstones[big] + b->nstones[g]);
+        }
+        b->libs[big] = (int16_t)libs_total;
+        h = big;
+    }
 
     b->ko = BOARD_NONE;
     if (b->libs[h] == 0) {

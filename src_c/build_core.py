@@ -33,6 +33,7 @@ void game_legal_mask(const game_t *g, int c, uint8_t *mask);
 float game_score(const game_t *g, uint8_t *owner);
 void game_stones(const game_t *g, uint8_t *out);
 void game_set_to_move(game_t *g, int c);
+int game_area(const game_t *g, uint8_t *owner);
 int game_size(const game_t *g);
 int game_to_move(const game_t *g);
 int game_passes(const game_t *g);
