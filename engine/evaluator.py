@@ -155,7 +155,7 @@ _DTYPE_NAMES = {
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
     """The compute dtype: ``dtype`` if given (a torch dtype or "fp32"/"bf16"/"fp16"), else bf16 on
     CUDA when supported (fp16 otherwise) and fp32 on CPU. Raises ValueError for other dtypes."""
-    if dtype is None:
+    if dtype is None or (isinstance(dtype, str) and dtype.lower() == "auto"):
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
