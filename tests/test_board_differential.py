@@ -10,6 +10,8 @@ passes) are replayed move by move on both boards:
   "suicide" ones lose the played stone on sgfmill's board, "ko" is sgfmill's ko point,
   "superko" (Tromp-Taylor games) recreates a position seen earlier in the game; a few points we
   call legal are checked the other way round;
+* the liberty counts of the groups next to each move (and of one random stone) equal a flood
+  fill of the stones;
 * equal stones always give equal hashes (transpositions across all games of a size);
 * at the end, sgfmill's ``area_score()`` (Black minus White, no komi) equals our Tromp-Taylor
   score plus komi.
@@ -52,11 +54,65 @@ def sgfmill_play(board: Board, point: int, color: int):
     return board.play(row, col, SGF_COLOUR[color])
 
 
+def pick(rng: np.random.Generator, items: np.ndarray) -> int:
+    """A uniform element of a non-empty array (much cheaper than rng.choice)."""
+    return int(items[rng.integers(len(items))])
+
+
+def neighbours(point: int, size: int) -> list[int]:
+    row, col = divmod(point, size)
+    out = []
+    if row > 0:
+        out.append(point - size)
+    if row < size - 1:
+        out.append(point + size)
+    if col > 0:
+        out.append(point - 1)
+    if col < size - 1:
+        out.append(point + 1)
+    return out
+
+
+def flood_liberties(flat: list[int], size: int, point: int) -> tuple[set[int], int]:
+    """(stones of the group at point, its liberty count) by a plain flood fill."""
+    color = flat[point]
+    group, stack, libs = {point}, [point], set()
+    while stack:
+        p = stack.pop()
+        for q in neighbours(p, size):
+            if flat[q] == EMPTY:
+                libs.add(q)
+            elif flat[q] == color and q not in group:
+                group.add(q)
+                stack.append(q)
+    return group, len(libs)
+
+
+def check_liberties(game: Game, stones: np.ndarray, move: int, rng) -> int:
+    """Compares game.liberties with a flood fill for the groups around `move`; returns checks."""
+    size = game.size
+    flat = stones.ravel().tolist()
+    todo = [p for p in [move] + neighbours(move, size) if flat[p] != EMPTY]
+    occupied = np.flatnonzero(stones.ravel())
+    if len(occupied):
+        todo.append(int(pick(rng, occupied)))
+    done: set[int] = set()
+    for point in todo:
+        if point in done:
+            continue
+        group, libs = flood_liberties(flat, size, point)
+        done |= group
+        assert game.liberties(point) == libs, \
+            f"liberties at {coords.to_gtp(point, size)}: {game.liberties(point)} != {libs}\n{game}"
+    return len(todo)
+
+
 class Stats:
     def __init__(self) -> None:
         self.games = self.moves = self.captures = self.passes_end = 0
         self.probes = {"occupied": 0, "suicide": 0, "ko": 0, "superko": 0, "legal": 0}
         self.superko_not_suicide = 0     # superko points where the stone would stay
+        self.liberty_checks = 0
 
 
 def check_illegal(game: Game, board: Board, point: int, reason: str, seen: set | None,
@@ -121,23 +177,23 @@ def play_random_games(size: int, n_games: int, max_moves: int, seed: int) -> Sta
             # Cross-check a few illegal empty points (the ko point first), one occupied point
             # and one legal point.
             illegal_empty = np.flatnonzero(~mask[:area] & (stones.ravel() == EMPTY))
-            probes = list(rng.permutation(illegal_empty)[:PROBES])
+            probes = [pick(rng, illegal_empty) for _ in range(min(PROBES, len(illegal_empty)))]
             if game.ko_point is not None and game.ko_point not in probes:
                 probes.append(game.ko_point)
             occupied = np.flatnonzero(stones.ravel() != EMPTY)
             if len(occupied):
-                probes.append(rng.choice(occupied))
+                probes.append(pick(rng, occupied))
             for point in probes:
                 point = int(point)
                 check_illegal(game, board, point, game.illegal_reason(point), seen, sgf_ko, stats)
             candidates = np.flatnonzero(mask[:area])
             if len(candidates):
-                check_legal(game, board, int(rng.choice(candidates)), seen, sgf_ko, stats)
+                check_legal(game, board, int(pick(rng, candidates)), seen, sgf_ko, stats)
 
             if len(candidates) == 0 or rng.random() < PASS_PROBABILITY:
                 move = area
             else:
-                move = int(rng.choice(candidates))
+                move = int(pick(rng, candidates))
             game.play(move)
             stats.moves += 1
             if move == area:
@@ -167,6 +223,7 @@ def play_random_games(size: int, n_games: int, max_moves: int, seed: int) -> Sta
             stats.captures += lost_opp + lost_own
             assert game.ko_point == (None if sgf_ko is None else coords.from_sgfmill(sgf_ko, size))
             stones = new_stones
+            stats.liberty_checks += check_liberties(game, stones, move, rng)
             key = stones.tobytes()
             assert hash_of.setdefault(key, game.hash) == game.hash, "same stones, other hash"
         assert game.captures(BLACK) + game.captures(WHITE) == \
@@ -194,4 +251,5 @@ def test_random_games_match_sgfmill(size: int, n_games: int, max_moves: int) -> 
         assert stats.superko_not_suicide > 0
     print(f"{size}x{size}: {stats.games} games, {stats.moves} moves, {stats.captures} stones "
           f"captured, probes {stats.probes} ({stats.superko_not_suicide} superko captures), "
+          f"{stats.liberty_checks} liberty checks, "
           f"{elapsed:.1f} s")
