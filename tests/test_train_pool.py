@@ -1,0 +1,219 @@
+"""The in-process game runner (train.pool), records and resignation calibration, with
+hand-made evaluators (no network)."""
+import math
+
+import numpy as np
+import pytest
+
+from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams
+from engine.evaluator import Evaluation, RandomEvaluator
+from train.pool import Agent, GamePool, GameSpec, PlaySettings
+from train.records import (MoveInfo, build_record, positions, read_npz, read_sgf_moves, replay,
+                           to_sgf_bytes, write_npz)
+from train.selfplay import ResignCalibrator
+
+RULES = Rules.preset("chinese", 0.5)
+BLACK_TO_MOVE_PLANE = 14
+
+
+class Counting:
+    """Wraps an evaluator and counts its calls and batch sizes."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.feature_set = inner.feature_set
+        self.planes = inner.planes
+        self.calls = []
+
+    def evaluate(self, planes, keys=None):
+        self.calls.append(len(planes))
+        return self.inner.evaluate(planes, keys)
+
+
+class BlackWinsEvaluator:
+    """Uniform policy; value +0.95 when Black is to move, -0.95 when White is."""
+
+    feature_set = "rich"
+    planes = 20
+
+    def evaluate(self, planes, keys=None):
+        n, size = len(planes), planes.shape[-1]
+        black = planes[:, BLACK_TO_MOVE_PLANE, 0, 0] > 0.5
+        return Evaluation(np.zeros((n, size * size + 1), np.float32),
+                          np.where(black, 0.95, -0.95).astype(np.float32), None, None)
+
+
+def games_of(specs):
+    """A next_game callback handing out ``specs`` one by one."""
+    it = iter(specs)
+    return lambda slot: next(it, None)
+
+
+def test_one_forward_pass_per_evaluator_per_step():
+    a, b = Counting(RandomEvaluator(1)), Counting(RandomEvaluator(2))
+    A, B = Agent("net-a", a), Agent("net-b", b)
+    settings = PlaySettings(visits=16, temperature_moves=4)
+    specs = [GameSpec(5, RULES, A if i % 2 == 0 else B, B if i % 2 == 0 else A, settings, seed=i)
+             for i in range(6)]
+    pool = GamePool(6, games_of(specs), batch=48, max_leaves_per_search=8)
+    steps, finished = 0, []
+    while not pool.idle or steps == 0:
+        calls_before = len(a.calls), len(b.calls)
+        finished += pool.step()
+        steps += 1
+        assert len(a.calls) - calls_before[0] <= 1 and len(b.calls) - calls_before[1] <= 1
+    assert len(finished) == 6
+    assert max(a.calls) > 8                     # batched over games, not one tree at a time
+    for fg in finished:
+        rec = fg.record()
+        models = rec.player_models()
+        assert models[BLACK] == [fg.spec.black.model_id] and models[WHITE] == [fg.spec.white.model_id]
+        assert rec.reason in ("passes", "move cap")
+        assert replay(rec).result_string() == rec.result_string()
+
+
+def test_switch_mid_game_records_both_models():
+    old, new = Agent("old", RandomEvaluator(1)), Agent("new", RandomEvaluator(2))
+    pool = GamePool(2, games_of([GameSpec(5, RULES, old, old, PlaySettings(visits=8), seed=s)
+                                 for s in range(2)]), batch=16)
+    while min(len(s.moves) for s in pool.slots) < 4:
+        assert not pool.step()
+    lengths = [len(s.moves) for s in pool.slots]
+    assert pool.apply_new_model(new, "switch") == 2
+    finished = []
+    while not pool.idle:
+        finished += pool.step()
+    assert len(finished) == 2
+    for fg in finished:
+        rec = fg.record()
+        assert rec.model_ids == ["old", "new"]
+        n_old = lengths[fg.slot]
+        assert [rec.model_of_move(t) for t in range(rec.length)] == ["old"] * n_old + ["new"] * (rec.length - n_old)
+        assert b"model new" in to_sgf_bytes(rec)
+
+
+def test_discard_and_finish():
+    old, new = Agent("old", RandomEvaluator(1)), Agent("new", RandomEvaluator(2))
+    current = [old]
+    pool = GamePool(3, lambda slot: GameSpec(5, RULES, current[0], current[0], PlaySettings(visits=8)), batch=16)
+    for _ in range(5):
+        pool.step()
+    current[0] = new
+    assert pool.apply_new_model(new, "finish") == 3          # they go on with the old model
+    assert all(s.agent is old for s in pool.slots)
+    finished = []
+    while len(finished) < 3:
+        finished += pool.step()
+    assert all(fg.spec.black is old for fg in finished[:3])
+    # Freshly started games use the new model; a discard drops old ones.
+    pool.slots[0].set_agent(BLACK, old)
+    pool.slots[0].set_agent(WHITE, old)
+    assert pool.apply_new_model(new, "discard") == 1
+    assert pool.stats.abandoned == 1
+    pool.accepting = False
+    while not pool.idle:
+        for fg in pool.step():
+            assert fg.record().model_ids == ["new"]
+
+
+def test_resignation_and_no_resign_games():
+    agent = Agent("m", BlackWinsEvaluator())
+    s = PlaySettings(visits=8, resign_threshold=-0.9)
+    specs = [GameSpec(5, RULES, agent, agent, s, seed=1, allow_resign=True),
+             GameSpec(5, RULES, agent, agent, PlaySettings(visits=8, resign_threshold=-0.9, max_moves=12),
+                      seed=2, allow_resign=False)]
+    pool = GamePool(2, games_of(specs), batch=16)
+    finished = {fg.spec.seed: fg for fg in pool.run()}
+    resigned, played = finished[1].record(), finished[2].record()
+    assert resigned.reason == "resign" and resigned.winner == BLACK and resigned.result_string() == "B+R"
+    assert resigned.length == 1 and not resigned.scored            # White resigned at once
+    assert played.no_resign and played.reason == "move cap" and played.length == 12
+    # In the no-resign game White's values stayed below the threshold: it would have resigned first.
+    assert (played.values[played.colors == WHITE] < -0.9).all()
+    assert played.first_resignation(-0.9) == WHITE
+
+
+def test_playout_cap_randomisation_records_only_full_searches():
+    agent = Agent("m", RandomEvaluator(3))
+    s = PlaySettings(visits=24, cheap_visits=4, full_search_prob=0.3, max_moves=30)
+    pool = GamePool(1, games_of([GameSpec(5, RULES, agent, agent, s, seed=5)]), batch=16)
+    (fg,) = list(pool.run())
+    rec = fg.record()
+    assert 0 < rec.num_positions < rec.length
+    for t in range(rec.length):
+        target = rec.policy_target(t)
+        assert (target.sum() == pytest.approx(1.0, abs=1e-2)) == bool(rec.full[t])
+        assert rec.visits[t] >= (24 if rec.full[t] else 4)
+
+
+def test_regenerated_planes_equal_the_search_planes():
+    """Training replays moves through the C core: its planes are what the search fed the net."""
+    agent = Agent("m", RandomEvaluator(4))
+    pool = GamePool(1, games_of([GameSpec(6, RULES, agent, agent, PlaySettings(visits=8), seed=9)]), batch=8)
+    (fg,) = list(pool.run())
+    rec = fg.record()
+    game = Game(6, RULES)
+    ts = list(range(0, rec.length, 3))
+    ex = positions(rec, ts)
+    for t in range(rec.length):
+        if t in ts:
+            tree = Search(game, SearchParams(), max_batch=1)
+            assert tree.collect(1) == 1
+            np.testing.assert_array_equal(tree.planes[0], ex.planes[ts.index(t)])
+        game.play(int(rec.moves[t]), int(rec.colors[t]))
+
+
+def test_records_round_trip(tmp_path):
+    agent = Agent("model-0000100", RandomEvaluator(5))
+    pool = GamePool(1, games_of([GameSpec(5, Rules.preset("tromp-taylor", 7.5), agent, agent,
+                                          PlaySettings(visits=8, temperature_moves=3), seed=3)]), batch=8)
+    (fg,) = list(pool.run())
+    rec = fg.record()
+    write_npz(tmp_path / "g.npz", rec)
+    back = read_npz(tmp_path / "g.npz")
+    for k in ("moves", "colors", "full", "visits", "values", "policy_offsets", "policy_points",
+              "policy_probs", "move_model", "ownership"):
+        np.testing.assert_array_equal(getattr(back, k), getattr(rec, k))
+    assert (back.winner, back.score, back.rules, back.komi, back.model_ids) == \
+        (rec.winner, rec.score, "tromp-taylor", 7.5, ["model-0000100"])
+    size, komi, moves, props = read_sgf_moves(to_sgf_bytes(rec))
+    assert (size, komi) == (5, 7.5) and props["RU"] == "Tromp-Taylor" and props["PB"] == "model-0000100"
+    assert moves == [(int(c), int(p)) for c, p in zip(rec.colors, rec.moves)]
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ValueError, match="bad.npz"):
+        read_npz(tmp_path / "bad.npz")
+
+
+def _no_resign_record(values, colors, winner, threshold=math.nan):
+    """A stand-in GameRecord with just what the calibrator reads."""
+    class R:
+        no_resign = True
+    r = R()
+    r.values, r.colors, r.winner, r.resign_threshold = (np.array(values, np.float16), np.array(colors, np.int8),
+                                                         winner, threshold)
+    return r
+
+
+def test_resign_calibration_keeps_false_positives_under_target():
+    cal = ResignCalibrator(fp_target=0.05, window=200, min_games=20, cap=-0.5)
+    rng = np.random.default_rng(0)
+    winner_mins = []
+    for i in range(100):
+        # The winner (Black) dips to a random low value once; the loser sinks to -0.98.
+        wmin = float(rng.uniform(-0.97, -0.2))
+        winner_mins.append(wmin)
+        values = [0.0, 0.0, wmin, -0.3, 0.5, -0.98]
+        cal.add(_no_resign_record(values, [1, 2, 1, 2, 1, 2], BLACK))
+        if i < 19:
+            assert cal.threshold is None
+    t = cal.threshold
+    assert t is not None and t <= -0.5
+    fp_games, fp_resigns, _ = cal.rates(t)
+    assert fp_games <= 0.05 and fp_resigns <= 0.05
+    assert np.mean(np.array(winner_mins) < t) <= 0.05
+    # One grid step higher would break the target.
+    assert cal.rates(round(t + 0.01, 2))[0] > 0.05 or t >= -0.5
+    # Measured rate against the threshold that was in force.
+    cal.add(_no_resign_record([0.0, -0.99], [1, 2], WHITE, threshold=-0.6))
+    rate, n = cal.measured_fp_rate()
+    assert n == 1 and rate == 1.0          # White, the eventual winner, fell below -0.6 in force

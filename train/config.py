@@ -1,0 +1,246 @@
+"""A training run's settings: one dataclass, saved as RUN_DIR/config.json, read by every stage.
+
+Each field carries its command-line help, so ``python -m train.loop --help`` and the saved
+config cannot drift apart.  Defaults suit 9x9 on a laptop CPU:
+
+- net 6 blocks x 64 filters (~0.45 M parameters): big enough to learn 9x9 life and death and
+  shape (KataGo's smallest nets are b6c96; Leela Zero began at 6x128 on 19x19), small enough
+  that a 4-8 core laptop evaluates a few thousand 9x9 positions a second;
+- 100 visits per move (AlphaZero used 800 on 19x19; 9x9 games are short and a weak early net
+  gains little from deep search, so more games beat deeper games early on);
+- 64 games in flight and 256 leaves per forward pass (4 leaves per tree per step: little virtual
+  loss distortion, and batches large enough that the forward pass, not Python, is the cost);
+- SGD with momentum 0.9, lr 0.02, weight decay 1e-4, batch 256, 1 training step per new game
+  (each position is sampled about 3-4 times while it is in the window).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+MODES = ("az",)            # later: "agz" (gating)
+
+
+def _opt(default: Any, help: str, **kw: Any) -> Any:
+    return field(default=default, metadata={"help": help, **kw})
+
+
+@dataclass
+class RunConfig:
+    # what is played
+    mode: str = _opt("az", "az: self-play always uses the latest checkpoint (no gating)", choices=MODES)
+    board_size: int = _opt(9, "board size (2..19)")
+    komi: float = _opt(7.5, "komi")
+    rules: str = _opt("chinese", "rules preset: chinese (simple ko, no suicide) or tromp-taylor")
+    max_moves: int | None = _opt(None, "move cap, scored as if passed out (default 2*N*N)")
+    # the network
+    blocks: int = _opt(6, "residual blocks of a new network")
+    filters: int = _opt(64, "filters of a new network")
+    feature_set: str = _opt("rich", "input feature set of a new network (rich, lz18)")
+    # self-play search
+    visits: int = _opt(100, "root visits of a full search (reused subtree included)")
+    cheap_visits: int = _opt(0, "playout cap randomisation (KataGo): visits of the cheap searches "
+                                "that most moves get; they are played, not trained on (0: off)")
+    full_search_prob: float = _opt(0.25, "with --cheap-visits: share of moves given a full search")
+    batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
+    parallel_games: int = _opt(64, "self-play games in flight per self-play process")
+    max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
+    temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
+    temperature: float = _opt(1.0, "T of those moves")
+    noise_epsilon: float = _opt(0.25, "weight of Dirichlet noise at the root (0: off)")
+    noise_alpha: float = _opt(10.83, "total Dirichlet concentration, spread over the legal moves "
+                                     "(0.03 per move on 19x19, as AlphaGo Zero)")
+    c_puct: float = _opt(1.1, "PUCT exploration constant")
+    resign: bool = _opt(True, "allow resignation (threshold calibrated on no-resign games)")
+    no_resign_fraction: float = _opt(0.1, "share of games never allowed to resign (calibration)")
+    resign_fp_target: float = _opt(0.05, "largest accepted share of false resignations")
+    resign_min_games: int = _opt(20, "no-resign games needed before anybody resigns")
+    resign_cap: float = _opt(-0.5, "never resign while the root value is above this (-1..1)")
+    on_new_model: str = _opt("switch", "games in flight when a checkpoint arrives: discard, finish "
+                                       "(with the old model) or switch (continue with the new one)",
+                             choices=("discard", "finish", "switch"))
+    cache_size: int = _opt(200_000, "self-play evaluation cache entries")
+    inference_dtype: str = _opt("auto", "self-play network dtype: auto (bf16 on CUDA, fp32 on CPU), "
+                                        "fp32, bf16, fp16")
+    selfplay_workers: int = _opt(1, "self-play processes")
+    # training
+    window: int = _opt(10_000, "replay window: the most recent games sampled from")
+    min_games: int = _opt(64, "games on disk before training starts")
+    train_batch: int = _opt(256, "positions per training step")
+    lr: float = _opt(0.02, "learning rate (SGD)")
+    lr_warmup: int = _opt(100, "steps of linear learning-rate warm-up")
+    lr_drops: str = _opt("", "learning-rate drops STEP:FACTOR,... (e.g. 20000:0.1,40000:0.01)")
+    momentum: float = _opt(0.9, "SGD momentum")
+    weight_decay: float = _opt(1e-4, "L2 weight decay")
+    steps_per_game: float = _opt(1.0, "training steps allowed per self-play game on disk "
+                                      "(the trainer waits when ahead)")
+    samples_per_position: float | None = _opt(None, "instead of --steps-per-game: training samples "
+                                                    "per self-play position")
+    value_weight: float = _opt(1.0, "weight of the value loss (MSE on the tanh value)")
+    ownership_weight: float = _opt(1.0, "weight of the ownership loss (mean squared error per point)")
+    score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
+    checkpoint_every: int = _opt(100, "training steps between checkpoints (each one a new model)")
+    train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA, fp32 on "
+                                  "CPU), fp32, bf16, fp16")
+    loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
+    # machine
+    seed: int = _opt(1, "random seed of the run (initial network, games, sampling)")
+    device: str | None = _opt(None, "device of both stages (default: cuda if available, else cpu)")
+    selfplay_device: str | None = _opt(None, "device of self-play (default --device)")
+    train_device: str | None = _opt(None, "device of the trainer (default --device)")
+    threads: int | None = _opt(None, "torch threads of each process (default: cores / 2)")
+    selfplay_threads: int | None = _opt(None, "torch threads of each self-play process")
+    train_threads: int | None = _opt(None, "torch threads of the trainer")
+    metrics_every: float = _opt(30.0, "seconds between metrics records")
+
+    # -- derived -------------------------------------------------------------------------
+    def temperature_plies(self) -> int:
+        n = self.board_size
+        return self.temperature_moves if self.temperature_moves is not None else n * n // 8
+
+    def move_cap(self) -> int:
+        return self.max_moves if self.max_moves is not None else 2 * self.board_size ** 2
+
+    def check(self) -> "RunConfig":
+        """Raises ValueError for settings that cannot work; returns self."""
+        from engine.core import Rules
+        if not 2 <= self.board_size <= 19:
+            raise ValueError("--board-size must be 2..19")
+        Rules.preset(self.rules, self.komi)
+        for name in ("visits", "batch", "parallel_games", "train_batch", "checkpoint_every",
+                     "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers"):
+            if getattr(self, name) < (0 if name == "blocks" else 1):
+                raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.mode not in MODES:
+            raise ValueError(f"--mode {self.mode} is not available (known: {', '.join(MODES)})")
+        parse_lr_drops(self.lr_drops)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+def parse_lr_drops(text: str) -> list[tuple[int, float]]:
+    """``"20000:0.1,40000:0.01"`` -> [(20000, 0.1), (40000, 0.01)]; ValueError if malformed."""
+    out = []
+    for part in filter(None, (p.strip() for p in (text or "").split(","))):
+        m = re.fullmatch(r"(\d+):([0-9.eE+-]+)", part)
+        if not m:
+            raise ValueError(f"bad --lr-drops entry {part!r} (want STEP:FACTOR)")
+        out.append((int(m.group(1)), float(m.group(2))))
+    return sorted(out)
+
+
+def _type_of(f: dataclasses.Field) -> Any:
+    t = str(f.type)
+    if t.startswith("int"):
+        return int
+    if t.startswith("float"):
+        return float
+    return str
+
+
+def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = False) -> None:
+    """Adds one ``--option`` per RunConfig field.  With ``suppress_defaults`` options not given
+    stay absent from the namespace (to tell which were given explicitly)."""
+    group = parser.add_argument_group("run settings (saved in RUN_DIR/config.json)")
+    for f in dataclasses.fields(RunConfig):
+        flag = "--" + f.name.replace("_", "-")
+        meta = f.metadata
+        default = argparse.SUPPRESS if suppress_defaults else f.default
+        shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
+        if f.type in (bool, "bool"):
+            group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
+                               help=meta["help"] + f" (default: {'on' if f.default else 'off'})")
+        else:
+            group.add_argument(flag, dest=f.name, type=_type_of(f), default=default,
+                               choices=meta.get("choices"), help=meta["help"] + shown)
+
+
+def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
+    """A RunConfig from parsed options (fields absent from ``ns`` keep ``base``'s values)."""
+    d = (base or RunConfig()).to_dict()
+    for f in dataclasses.fields(RunConfig):
+        if hasattr(ns, f.name):
+            d[f.name] = getattr(ns, f.name)
+    return RunConfig.from_dict(d)
+
+
+# ---------------------------------------------------------------------------------------------
+# What every stage process does at start: threads, devices, dying with its parent, stop signals
+
+
+def stage_threads(cfg: RunConfig, stage: str) -> int:
+    """Torch threads for ``stage`` ("selfplay" or "train"): its own option, else --threads, else
+    half the cores (the two stages share the machine)."""
+    import os
+    own = cfg.selfplay_threads if stage == "selfplay" else cfg.train_threads
+    if own:
+        return int(own)
+    if cfg.threads:
+        return int(cfg.threads)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        cores = os.cpu_count() or 1
+    return max(1, cores // 2)
+
+
+def stage_device(cfg: RunConfig, stage: str) -> str | None:
+    own = cfg.selfplay_device if stage == "selfplay" else cfg.train_device
+    return own or cfg.device
+
+
+def die_with_parent(parent_pid: int | None) -> None:
+    """Makes the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
+    a kill -9 of ``train.loop`` takes its stages with it; exits at once if the parent is
+    already gone.  Elsewhere stages notice through :class:`StopFlag` polling ``getppid``."""
+    import ctypes
+    import os
+    import signal
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)     # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(3)
+
+
+class StopFlag:
+    """Set by SIGTERM/SIGINT ("stop now") or SIGUSR1 ("finish what you owe, then stop"); also
+    reports a dead parent.  Stages poll it between units of work."""
+
+    def __init__(self, parent_pid: int | None = None):
+        import os
+        import signal
+        self.now = False
+        self.drain = False
+        self.parent_pid = parent_pid
+        self._os = os
+
+        def _stop(signum, frame):
+            self.now = True
+
+        def _drain(signum, frame):
+            self.drain = True
+
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        if hasattr(signal, "SIGUSR1"):
+            signal.signal(signal.SIGUSR1, _drain)
+
+    @property
+    def orphaned(self) -> bool:
+        return self.parent_pid is not None and self._os.getppid() != self.parent_pid
+
+    def __bool__(self) -> bool:
+        return self.now or self.orphaned

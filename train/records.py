@@ -1,0 +1,421 @@
+"""Game records: what a finished self-play (or gating) game leaves on disk, and how training
+gets its positions back.
+
+Each finished game is written twice, atomically (temp file + ``os.replace``):
+
+- an **SGF** (sgfmill) for people and other programs: size, RU rules, KM komi, RE result, PB/PW
+  the model ids per colour, a root comment with every model that played and why the game ended,
+  and per move the search's visits and winrate (and the model, when it changed mid-game);
+- a compact **.npz training record** (``allow_pickle=False``, plain arrays only):
+
+  ==================  =============  =====================================================
+  key                 dtype/shape    meaning
+  ==================  =============  =====================================================
+  version             int            RECORD_VERSION
+  size, komi, rules   int/float/str  board size, komi, ``Rules.name``
+  moves, colors       int16/int8 [T] the moves (compact points, pass = N*N) and who played
+  full                bool [T]       a full search: the position is a training position
+  visits              int32 [T]      root visits of the search that chose the move
+  values              float16 [T]    root value after that search, mover's view, -1..1
+  policy_offsets      int32 [T+1]    CSR rows of the policy targets (empty for cheap moves)
+  policy_points       int16 [K]      points with visits
+  policy_probs        float16 [K]    their share of the root visits (the policy target)
+  model_ids           str [M]        every model that played
+  move_model          int16 [T]      index into model_ids of the model that chose each move
+  winner              int8           BLACK, WHITE or 0 (draw)
+  score               float32        final Tromp-Taylor score, Black minus White minus komi
+  ownership           int8 [N, N]    final area owner per point (0 neutral, 1 black, 2 white)
+  scored              bool           the game was played out (score/ownership are targets)
+  reason              str            "passes", "resign" or "move cap"
+  no_resign           bool           resignation was disabled (calibration game)
+  resign_threshold    float32        threshold in force (nan: resignation off)
+  seed, started, finished             the game's seed and wall-clock times
+  ==================  =============  =====================================================
+
+Input planes are NOT stored: training regenerates them by replaying the moves through the C
+core (:class:`engine.core.Game`) and calling ``Game.features``.  Why:
+
+- compact: a 9x9 game is a few kB instead of ~6 kB per position of float planes;
+- feature-set independent: the same games train a net with other input features ("rich",
+  "lz18", a future set) and stay valid when the encoder improves;
+- one rules engine: captures, ko and history planes come from the same C code that the search
+  used during play, so training can never disagree with play about the rules.
+"""
+from __future__ import annotations
+
+import io
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from engine import coords
+from engine.core import BLACK, WHITE, Game, Rules
+from train.rundir import atomic_write
+
+RECORD_VERSION = 1
+RESULT_REASONS = ("passes", "resign", "move cap")
+_SGF_RULES = {"chinese": "Chinese", "tromp-taylor": "Tromp-Taylor"}
+
+
+@dataclass
+class GameRecord:
+    """A finished game and the search statistics of every move (see the module docstring)."""
+
+    size: int
+    komi: float
+    rules: str
+    moves: np.ndarray                   # int16 [T]
+    colors: np.ndarray                  # int8 [T]
+    full: np.ndarray                    # bool [T]
+    visits: np.ndarray                  # int32 [T]
+    values: np.ndarray                  # float16 [T]
+    policy_offsets: np.ndarray          # int32 [T+1]
+    policy_points: np.ndarray           # int16 [K]
+    policy_probs: np.ndarray            # float16 [K]
+    model_ids: list[str]
+    move_model: np.ndarray              # int16 [T]
+    winner: int
+    score: float
+    ownership: np.ndarray               # int8 [N, N]
+    scored: bool
+    reason: str
+    no_resign: bool = False
+    resign_threshold: float = math.nan
+    seed: int = 0
+    started: float = 0.0
+    finished: float = 0.0
+
+    # -- derived views -------------------------------------------------------------------
+    @property
+    def length(self) -> int:
+        return int(len(self.moves))
+
+    @property
+    def num_positions(self) -> int:
+        """Training positions: moves chosen by a full search."""
+        return int(np.count_nonzero(self.full))
+
+    @property
+    def resigned(self) -> bool:
+        return self.reason == "resign"
+
+    def rules_value(self) -> Rules:
+        return Rules.preset(self.rules, self.komi) if self.rules in Rules.PRESETS else _parse_rules(self.rules, self.komi)
+
+    def result_string(self) -> str:
+        """``B+R``/``W+R`` for resignations, else ``B+3.5``/``W+0.5``/``0`` (Tromp-Taylor)."""
+        if self.resigned:
+            return "B+R" if self.winner == BLACK else "W+R"
+        if self.score > 0:
+            return f"B+{self.score:g}"
+        if self.score < 0:
+            return f"W+{-self.score:g}"
+        return "0"
+
+    def policy_target(self, t: int) -> np.ndarray:
+        """Dense float32 [N*N+1] policy target of move ``t`` (zeros for a cheap search)."""
+        out = np.zeros(self.size * self.size + 1, np.float32)
+        a, b = self.policy_offsets[t], self.policy_offsets[t + 1]
+        out[self.policy_points[a:b].astype(np.int64)] = self.policy_probs[a:b].astype(np.float32)
+        return out
+
+    def model_of_move(self, t: int) -> str:
+        return self.model_ids[int(self.move_model[t])]
+
+    def player_models(self) -> dict[int, list[str]]:
+        """Model ids that played each colour, in order of first appearance."""
+        out: dict[int, list[str]] = {BLACK: [], WHITE: []}
+        for c, m in zip(self.colors, self.move_model):
+            name = self.model_ids[int(m)]
+            if name not in out[int(c)]:
+                out[int(c)].append(name)
+        return out
+
+    def winner_min_value(self) -> float:
+        """The lowest root value the eventual winner saw on its own moves (1.0 for a draw or a
+        game without moves by the winner): it would have resigned at any threshold above this.
+        Used to calibrate the resignation threshold on no-resign games."""
+        if self.winner not in (BLACK, WHITE):
+            return 1.0
+        v = self.values[self.colors == self.winner]
+        return float(v.min()) if len(v) else 1.0
+
+    def first_resignation(self, threshold: float) -> int | None:
+        """The colour that would have resigned first at ``threshold`` (None: nobody would)."""
+        below = np.flatnonzero(self.values.astype(np.float32) < threshold)
+        return int(self.colors[below[0]]) if len(below) else None
+
+
+def _parse_rules(name: str, komi: float) -> Rules:
+    """Rules from a ``Rules.name`` that is not a preset (e.g. ``positional-ko``)."""
+    ko = "positional" if name.startswith("positional") else "simple"
+    return Rules(ko=ko, suicide=name.endswith("-suicide"), komi=float(komi))
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a record from a finished game
+
+
+@dataclass
+class MoveInfo:
+    """One move of a game in progress, as the game runner records it."""
+
+    color: int
+    point: int
+    model_id: str
+    visits: int
+    value: float                        # root value after the search, mover's view
+    policy: np.ndarray | None           # visit distribution (float32 [N*N+1]) or None (cheap)
+
+
+def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: int | None = None,
+                 no_resign: bool = False, resign_threshold: float | None = None, seed: int = 0,
+                 started: float = 0.0, finished: float | None = None) -> GameRecord:
+    """The record of ``game`` (its final position) played with ``moves``.
+
+    ``reason`` is "passes", "resign" or "move cap"; ``winner`` is required for "resign" (the side
+    that did NOT resign) and otherwise taken from the Tromp-Taylor score.  Raises ValueError on
+    an unknown reason or when ``moves`` do not match ``game.moves``."""
+    if reason not in RESULT_REASONS:
+        raise ValueError(f"unknown game end {reason!r}")
+    if [(m.color, m.point) for m in moves] != list(game.moves):
+        raise ValueError("move records do not match the game's moves")
+    n = game.size
+    score = game.score()
+    scored = reason != "resign"
+    if reason == "resign":
+        if winner not in (BLACK, WHITE):
+            raise ValueError("a resigned game needs the winner")
+    else:
+        winner = BLACK if score > 0 else WHITE if score < 0 else 0
+    ids: list[str] = []
+    index: dict[str, int] = {}
+    move_model = np.zeros(len(moves), np.int16)
+    offsets = np.zeros(len(moves) + 1, np.int32)
+    points: list[np.ndarray] = []
+    probs: list[np.ndarray] = []
+    for t, m in enumerate(moves):
+        if m.model_id not in index:
+            index[m.model_id] = len(ids)
+            ids.append(m.model_id)
+        move_model[t] = index[m.model_id]
+        k = 0
+        if m.policy is not None:
+            nz = np.flatnonzero(m.policy > 0)
+            points.append(nz.astype(np.int16))
+            probs.append(m.policy[nz].astype(np.float16))
+            k = len(nz)
+        offsets[t + 1] = offsets[t] + k
+    return GameRecord(
+        size=n, komi=float(game.rules.komi), rules=game.rules.name,
+        moves=np.array([m.point for m in moves], np.int16),
+        colors=np.array([m.color for m in moves], np.int8),
+        full=np.array([m.policy is not None for m in moves], bool),
+        visits=np.array([m.visits for m in moves], np.int32),
+        values=np.array([m.value for m in moves], np.float16),
+        policy_offsets=offsets,
+        policy_points=np.concatenate(points) if points else np.zeros(0, np.int16),
+        policy_probs=np.concatenate(probs) if probs else np.zeros(0, np.float16),
+        model_ids=ids, move_model=move_model, winner=int(winner), score=float(score),
+        ownership=game.area().astype(np.int8), scored=scored, reason=reason,
+        no_resign=bool(no_resign),
+        resign_threshold=math.nan if resign_threshold is None else float(resign_threshold),
+        seed=int(seed), started=float(started),
+        finished=float(time.time() if finished is None else finished))
+
+
+# ---------------------------------------------------------------------------------------------
+# .npz training records
+
+_ARRAY_FIELDS = ("moves", "colors", "full", "visits", "values", "policy_offsets", "policy_points",
+                 "policy_probs", "move_model", "ownership")
+
+
+def to_npz_bytes(rec: GameRecord) -> bytes:
+    arrays = {k: getattr(rec, k) for k in _ARRAY_FIELDS}
+    arrays.update(
+        version=np.int32(RECORD_VERSION), size=np.int32(rec.size), komi=np.float32(rec.komi),
+        rules=np.str_(rec.rules), model_ids=np.array(rec.model_ids, dtype=np.str_),
+        winner=np.int8(rec.winner), score=np.float32(rec.score), scored=np.bool_(rec.scored),
+        reason=np.str_(rec.reason), no_resign=np.bool_(rec.no_resign),
+        resign_threshold=np.float32(rec.resign_threshold), seed=np.int64(rec.seed),
+        started=np.float64(rec.started), finished=np.float64(rec.finished))
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def write_npz(path: str | os.PathLike, rec: GameRecord) -> None:
+    """Writes the training record atomically."""
+    data = to_npz_bytes(rec)
+    atomic_write(path, lambda f: f.write(data))
+
+
+def read_npz(path: str | os.PathLike) -> GameRecord:
+    """Reads a training record; ValueError (naming the file) if it is not a valid one."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            version = int(z["version"])
+            if version != RECORD_VERSION:
+                raise ValueError(f"record version {version}, this code reads {RECORD_VERSION}")
+            rec = GameRecord(
+                size=int(z["size"]), komi=float(z["komi"]), rules=str(z["rules"]),
+                **{k: z[k] for k in _ARRAY_FIELDS},
+                model_ids=[str(s) for s in z["model_ids"]], winner=int(z["winner"]),
+                score=float(z["score"]), scored=bool(z["scored"]), reason=str(z["reason"]),
+                no_resign=bool(z["no_resign"]), resign_threshold=float(z["resign_threshold"]),
+                seed=int(z["seed"]), started=float(z["started"]), finished=float(z["finished"]))
+    except Exception as exc:          # zipfile, numpy and OS errors of all kinds
+        raise ValueError(f"{path}: not a valid game record ({type(exc).__name__}: {exc})") from exc
+    t = len(rec.moves)
+    if (len(rec.colors) != t or len(rec.policy_offsets) != t + 1 or rec.ownership.shape != (rec.size, rec.size)
+            or int(rec.policy_offsets[-1]) != len(rec.policy_points)):
+        raise ValueError(f"{path}: inconsistent game record")
+    return rec
+
+
+# ---------------------------------------------------------------------------------------------
+# SGF
+
+
+def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "goengine-train") -> bytes:
+    """The game as SGF (FF4) text via sgfmill."""
+    from sgfmill import sgf
+
+    n = rec.size
+    g = sgf.Sgf_game(size=n)
+    root = g.get_root()
+    root.set("KM", float(rec.komi))
+    root.set("RU", _SGF_RULES.get(rec.rules, rec.rules))
+    root.set("RE", rec.result_string())
+    models = rec.player_models()
+    root.set("PB", ",".join(models[BLACK]) or "-")
+    root.set("PW", ",".join(models[WHITE]) or "-")
+    root.set("AP", (application, "1"))
+    if game_name:
+        root.set("GN", game_name)
+    if rec.finished:
+        root.set("DT", time.strftime("%Y-%m-%d", time.gmtime(rec.finished)))
+    lines = [f"models: black {', '.join(models[BLACK]) or '-'}; white {', '.join(models[WHITE]) or '-'}",
+             f"end: {rec.reason}; Tromp-Taylor score of the final position {rec.score:+g}",
+             f"rules {rec.rules}, komi {rec.komi:g}; seed {rec.seed}"]
+    if rec.no_resign:
+        lines.append("resignation disabled (calibration game)")
+    elif not math.isnan(rec.resign_threshold):
+        lines.append(f"resign threshold {rec.resign_threshold:.3f}")
+    lines.append("move comments: root visits, winrate of the mover after the search, "
+                 "'fast' = cheap search (not a training target)")
+    root.set("C", "\n".join(lines))
+    prev_model = None
+    for t in range(rec.length):
+        node = g.extend_main_sequence()
+        color = "B" if int(rec.colors[t]) == BLACK else "W"
+        node.set_raw(color, coords.to_sgf(int(rec.moves[t]), n).encode())
+        winrate = (float(rec.values[t]) + 1.0) / 2.0
+        text = f"visits {int(rec.visits[t])} winrate {winrate:.3f}"
+        if not rec.full[t]:
+            text += " fast"
+        model = rec.model_of_move(t)
+        if model != prev_model:
+            text += f" model {model}"
+            prev_model = model
+        node.set("C", text)
+    return g.serialise()
+
+
+def write_sgf(path: str | os.PathLike, rec: GameRecord, game_name: str = "") -> None:
+    """Writes the SGF atomically."""
+    data = to_sgf_bytes(rec, game_name=game_name)
+    atomic_write(path, lambda f: f.write(data))
+
+
+def read_sgf_moves(data: bytes) -> tuple[int, float, list[tuple[int, int]], dict[str, str]]:
+    """(size, komi, [(color, point)], root properties as text) of an SGF's main line."""
+    from sgfmill import sgf
+
+    g = sgf.Sgf_game.from_bytes(data)
+    n = g.get_size()
+    root = g.get_root()
+    props = {k: root.get_raw(k).decode(errors="replace") for k in root.properties()}
+    moves = []
+    for node in g.get_main_sequence()[1:]:
+        for ident, color in (("B", BLACK), ("W", WHITE)):
+            if node.has_property(ident):
+                moves.append((color, coords.from_sgf(node.get_raw(ident).decode(), n)))
+    return n, float(g.get_komi()), moves, props
+
+
+# ---------------------------------------------------------------------------------------------
+# Training positions, regenerated by the C core
+
+
+@dataclass
+class Positions:
+    """Training examples of some positions of one game (arrays indexed like ``indices``).
+
+    Targets are from the side to move's view: value +1 win / -1 loss / 0 draw; ownership +1 own,
+    -1 opponent's, 0 neutral; score = final score lead of the side to move.  ``aux_weight`` is 0
+    for resigned games (no final position to learn ownership and score from)."""
+
+    planes: np.ndarray        # float32 [B, P, N, N]
+    policy: np.ndarray        # float32 [B, N*N+1]
+    value: np.ndarray         # float32 [B]
+    ownership: np.ndarray     # float32 [B, N*N]
+    score: np.ndarray         # float32 [B]
+    aux_weight: np.ndarray    # float32 [B]
+    indices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def positions(rec: GameRecord, indices: Sequence[int] | np.ndarray, feature_set: str = "rich",
+              out_planes: np.ndarray | None = None) -> Positions:
+    """Replays ``rec`` once through the C core and returns the examples at move numbers
+    ``indices`` (position before move t; duplicates allowed, any order).
+
+    ``out_planes`` (float32 [len(indices), P, N, N]) may be given to avoid an allocation.
+    Raises IllegalMoveError if the record does not replay (a corrupt record)."""
+    from engine.core import feature_planes
+
+    idx = np.asarray(indices, dtype=np.int64)
+    n = rec.size
+    b = len(idx)
+    planes = out_planes if out_planes is not None else np.empty((b, feature_planes(feature_set), n, n), np.float32)
+    game = Game(n, rec.rules_value())
+    order = np.argsort(idx, kind="stable")
+    t = 0
+    for j in order:
+        target = int(idx[j])
+        while t < target:
+            game.play(int(rec.moves[t]), int(rec.colors[t]))
+            t += 1
+        if game.to_move != int(rec.colors[target]):
+            game.set_to_move(int(rec.colors[target]))
+        game.features(feature_set, out=planes[j])
+    movers = rec.colors[idx].astype(np.int8)
+    if rec.winner in (BLACK, WHITE):
+        value = np.where(movers == rec.winner, 1.0, -1.0).astype(np.float32)
+    else:
+        value = np.zeros(b, np.float32)
+    area = rec.ownership.reshape(-1).astype(np.int8)
+    own_black = np.where(area == BLACK, 1.0, np.where(area == WHITE, -1.0, 0.0)).astype(np.float32)
+    sign = np.where(movers == BLACK, 1.0, -1.0).astype(np.float32)
+    policy = np.zeros((b, n * n + 1), np.float32)
+    for j, t in enumerate(idx):
+        a, e = rec.policy_offsets[t], rec.policy_offsets[t + 1]
+        policy[j, rec.policy_points[a:e].astype(np.int64)] = rec.policy_probs[a:e]
+    total = policy.sum(axis=1, keepdims=True)
+    np.divide(policy, total, out=policy, where=total > 0)   # float16 storage rounds the sums
+    weight = np.full(b, 1.0 if rec.scored else 0.0, np.float32)
+    return Positions(planes=planes, policy=policy, value=value, ownership=sign[:, None] * own_black[None, :],
+                     score=sign * np.float32(rec.score), aux_weight=weight, indices=idx)
+
+
+def replay(rec: GameRecord) -> Game:
+    """The final position of ``rec`` replayed through the C core (IllegalMoveError if corrupt)."""
+    game = Game(rec.size, rec.rules_value())
+    for c, p in zip(rec.colors, rec.moves):
+        game.play(int(p), int(c))
+    return game

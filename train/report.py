@@ -1,0 +1,191 @@
+"""``python -m train.report RUN_DIR``: a run's metrics as a table, and PNG plots.
+
+Reads RUN_DIR/metrics.jsonl (every stage's records), prints one row per time slice (the latest
+self-play and trainer figures at that time) and writes into RUN_DIR/plots/:
+
+- ``losses.png``: total, policy, value, ownership and score losses against the training step;
+- ``throughput.png``: games/hour, positions/s, network evaluations/s and training samples/s
+  against wall time;
+- ``resign.png``: the resignation threshold and the measured false-positive rate;
+- ``ratings.png``: Elo against the training step, once gating or match records (records
+  carrying an ``elo`` field) exist.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from train.rundir import RunDir
+
+COLUMNS = (
+    # header, source, key, format
+    ("min", None, "minutes", "{:7.1f}"),
+    ("games", "selfplay", "games", "{:7d}"),
+    ("step", "trainer", "step", "{:7d}"),
+    ("games/h", "selfplay", "games_per_hour", "{:8.0f}"),
+    ("pos/s", "selfplay", "positions_per_s", "{:7.1f}"),
+    ("evals/s", "selfplay", "evals_per_s", "{:8.0f}"),
+    ("batch", "selfplay", "mean_batch", "{:6.0f}"),
+    ("loss", "trainer", "loss", "{:6.3f}"),
+    ("policy", "trainer", "policy", "{:6.3f}"),
+    ("value", "trainer", "value", "{:6.3f}"),
+    ("own", "trainer", "ownership", "{:6.3f}"),
+    ("score", "trainer", "score", "{:6.3f}"),
+    ("lr", "trainer", "lr", "{:8.2g}"),
+    ("smp/s", "trainer", "samples_per_s", "{:6.0f}"),
+    ("resign", "selfplay", "resign_threshold", "{:6.2f}"),
+    ("fp", "selfplay", "resign_fp_rate", "{:5.2f}"),
+)
+
+
+def table_rows(records: list[dict[str, Any]], max_rows: int = 20) -> list[dict[str, Any]]:
+    """Up to ``max_rows`` rows: at evenly spaced times, the latest record of each source."""
+    recs = [r for r in records if r.get("source") in ("selfplay", "trainer")]
+    if not recs:
+        return []
+    t0 = records[0]["time"]
+    times = sorted({r["time"] for r in recs})
+    if len(times) > max_rows:
+        times = [times[round(i * (len(times) - 1) / (max_rows - 1))] for i in range(max_rows)]
+    rows = []
+    latest: dict[str, dict[str, Any]] = {}
+    it = iter(recs)
+    pending = next(it, None)
+    for t in times:
+        while pending is not None and pending["time"] <= t:
+            latest[pending["source"]] = pending
+            pending = next(it, None)
+        row = {"minutes": (t - t0) / 60.0}
+        for _, src, key, _ in COLUMNS:
+            if src is not None and src in latest and latest[src].get(key) is not None:
+                row[key] = latest[src][key]
+        rows.append(row)
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    widths = [max(len(h), len(fmt.format(1.0 if "f" in fmt or "g" in fmt else 1))) for h, _, _, fmt in COLUMNS]
+    lines = ["  ".join(h.rjust(w) for (h, _, _, _), w in zip(COLUMNS, widths))]
+    for row in rows:
+        cells = []
+        for (_, _, key, fmt), w in zip(COLUMNS, widths):
+            v = row.get(key)
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                cells.append("-".rjust(w))
+            else:
+                try:
+                    cells.append(fmt.format(int(v) if "d" in fmt else float(v)).rjust(w))
+                except (TypeError, ValueError):
+                    cells.append(str(v).rjust(w))
+        lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def _series(records: list[dict[str, Any]], source: str | None, x: str, y: str) -> tuple[list[float], list[float]]:
+    xs, ys = [], []
+    for r in records:
+        if (source is None or r.get("source") == source) and r.get(x) is not None and r.get(y) is not None:
+            xs.append(float(r[x]))
+            ys.append(float(r[y]))
+    return xs, ys
+
+
+def write_plots(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+    """Writes the PNG plots that the records allow; returns their paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    if not records:
+        return written
+    t0 = records[0]["time"]
+    recs = [dict(r, minutes=(r["time"] - t0) / 60.0) for r in records]
+
+    def save(fig, name: str) -> None:
+        path = out_dir / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
+
+    train = [r for r in recs if r.get("source") == "trainer" and r.get("loss") is not None]
+    if train:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for key in ("loss", "policy", "value"):
+            axes[0].plot(*_series(train, None, "step", key), label=key)
+        for key in ("ownership", "score"):
+            axes[1].plot(*_series(train, None, "step", key), label=key)
+        for ax, title in zip(axes, ("total, policy, value", "auxiliary")):
+            ax.set_xlabel("training step")
+            ax.set_ylabel("loss")
+            ax.set_title(title)
+            ax.legend()
+            ax.grid(alpha=0.3)
+        save(fig, "losses.png")
+
+    sp = [r for r in recs if r.get("source") == "selfplay"]
+    if sp or train:
+        fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+        for ax, (src, key, label) in zip(axes.flat, (
+                ("selfplay", "games_per_hour", "self-play games / hour"),
+                ("selfplay", "positions_per_s", "self-play positions / s"),
+                ("selfplay", "evals_per_s", "network evaluations / s"),
+                ("trainer", "samples_per_s", "training samples / s"))):
+            xs, ys = _series(recs, src, "minutes", key)
+            ax.plot(xs, ys, marker=".")
+            ax.set_title(label)
+            ax.set_xlabel("minutes")
+            ax.grid(alpha=0.3)
+        save(fig, "throughput.png")
+
+    if any(r.get("resign_threshold") is not None for r in sp):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.plot(*_series(sp, None, "games", "resign_threshold"), label="threshold (value)")
+        ax.plot(*_series(sp, None, "games", "resign_fp_rate"), label="false-positive rate")
+        ax.axhline(0.05, color="grey", ls=":", lw=1)
+        ax.set_xlabel("games")
+        ax.legend()
+        ax.grid(alpha=0.3)
+        save(fig, "resign.png")
+
+    rated = [r for r in recs if r.get("elo") is not None]
+    if rated:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        xkey = "step" if all(r.get("step") is not None for r in rated) else "minutes"
+        xs, ys = _series(rated, None, xkey, "elo")
+        ax.plot(xs, ys, marker="o")
+        ax.set_xlabel(xkey)
+        ax.set_ylabel("Elo")
+        ax.grid(alpha=0.3)
+        save(fig, "ratings.png")
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m train.report", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dir")
+    ap.add_argument("--rows", type=int, default=20, help="table rows")
+    ap.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args(argv)
+    rd = RunDir(a.run_dir)
+    if not rd.metrics_path.is_file():
+        print(f"train.report: {rd.metrics_path}: no metrics", file=sys.stderr)
+        return 2
+    records = rd.read_metrics()
+    latest = rd.latest_model()
+    print(f"run {rd.root}: {rd.count_games()} games, latest model "
+          f"{latest[1].name if latest else '-'} (step {latest[0] if latest else '-'})")
+    print(format_table(table_rows(records, a.rows)))
+    if not a.no_plots:
+        for p in write_plots(records, rd.plots):
+            print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

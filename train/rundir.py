@@ -1,0 +1,283 @@
+"""The run directory: the one module that knows where a training run keeps its files.
+
+Pipeline stages (self-play, trainer, later gating) are separate processes that hand off only
+through this directory, so any of them can be killed at any moment and restarted::
+
+    RUN_DIR/
+      config.json          the run's settings (written once by ``train.loop``; --resume reads it)
+      state.json           a summary for people (games, step, latest model); never read back as truth
+      metrics.jsonl        one JSON object per line, appended by every stage ("source" says which)
+      lock                 held (flock) by the running ``train.loop``: one loop per run directory
+      models/
+        model-0000000.pt   checkpoints named by training step (engine.weights format)
+        trainer.pt         optimizer state (momentum) of the latest checkpoint, for --resume
+      games/
+        g00000042-w00.npz  training record of self-play game 42 of worker 0 (train.records)
+      sgf/
+        g00000042-w00.sgf  the same game as SGF
+      logs/
+        selfplay-w00.log   stdout/stderr of each stage process
+        trainer.log
+
+Every file is written atomically (temporary file in the same folder, fsync, ``os.replace``), so a
+reader sees either nothing or a complete file.  Counters are derived from the files on disk
+(games = ``games/*.npz``, training step = newest checkpoint), never from a counter that a crash
+could leave stale: a kill -9 loses at most the games in flight.
+
+Game names sort chronologically per worker: ``g{seq:08d}-w{worker:02d}``; each worker numbers its
+own games (next = 1 + its highest on disk), so workers never collide and need no coordination.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+MODEL_RE = re.compile(r"^model-(\d{7,})\.pt$")
+GAME_RE = re.compile(r"^g(\d{8,})-w(\d{2,})\.npz$")
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "wb") -> None:
+    """Calls ``write(file)`` on a temporary file beside ``path``, fsyncs it and renames it onto
+    ``path``, so readers never see a partial file.  The temporary file is removed on error."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write(path, lambda f: f.write(text), mode="w")
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass(frozen=True)
+class GameName:
+    """A finished game's name: its worker and that worker's sequence number."""
+
+    seq: int
+    worker: int
+
+    @property
+    def stem(self) -> str:
+        return f"g{self.seq:08d}-w{self.worker:02d}"
+
+    @classmethod
+    def parse(cls, filename: str) -> "GameName | None":
+        m = GAME_RE.match(filename)
+        return cls(int(m.group(1)), int(m.group(2))) if m else None
+
+
+class RunDir:
+    """Paths and listings of one run directory (see the module docstring for the layout)."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.config_path = self.root / "config.json"
+        self.state_path = self.root / "state.json"
+        self.metrics_path = self.root / "metrics.jsonl"
+        self.lock_path = self.root / "lock"
+        self.models = self.root / "models"
+        self.games = self.root / "games"
+        self.sgf = self.root / "sgf"
+        self.logs = self.root / "logs"
+        self.plots = self.root / "plots"
+        self.trainer_state_path = self.models / "trainer.pt"
+
+    def create(self) -> "RunDir":
+        """Makes the folders (existing ones are kept); returns self."""
+        for d in (self.root, self.models, self.games, self.sgf, self.logs):
+            d.mkdir(parents=True, exist_ok=True)
+        return self
+
+    def exists(self) -> bool:
+        return self.config_path.is_file()
+
+    # -- config and state -----------------------------------------------------------------
+    def read_config(self) -> dict[str, Any]:
+        """The run's settings; FileNotFoundError when the run was never created."""
+        return json.loads(self.config_path.read_text())
+
+    def write_config(self, config: dict[str, Any]) -> None:
+        atomic_write_json(self.config_path, config)
+
+    def write_state(self, **extra: Any) -> dict[str, Any]:
+        """Writes state.json from the files on disk (plus ``extra``); returns it."""
+        latest = self.latest_model()
+        state = {"games": self.count_games(), "step": latest[0] if latest else None,
+                 "latest_model": latest[1].name if latest else None, "updated": time.time()}
+        state.update(extra)
+        atomic_write_json(self.state_path, state)
+        return state
+
+    # -- models ---------------------------------------------------------------------------
+    def model_path(self, step: int) -> Path:
+        return self.models / f"model-{int(step):07d}.pt"
+
+    @staticmethod
+    def model_id(path: str | os.PathLike) -> str:
+        """The id games record for a checkpoint: its file name without ``.pt``."""
+        return Path(path).name[:-3] if str(path).endswith(".pt") else Path(path).name
+
+    def list_models(self) -> list[tuple[int, Path]]:
+        """(step, path) of every checkpoint, oldest first."""
+        out = []
+        if self.models.is_dir():
+            for p in self.models.iterdir():
+                m = MODEL_RE.match(p.name)
+                if m:
+                    out.append((int(m.group(1)), p))
+        return sorted(out)
+
+    def latest_model(self) -> tuple[int, Path] | None:
+        models = self.list_models()
+        return models[-1] if models else None
+
+    # -- games ----------------------------------------------------------------------------
+    def game_paths(self, name: GameName) -> tuple[Path, Path]:
+        """(npz, sgf) paths of a game."""
+        return self.games / f"{name.stem}.npz", self.sgf / f"{name.stem}.sgf"
+
+    def list_games(self) -> list[tuple[GameName, Path]]:
+        """Every finished game's training record, oldest first (sequence, then worker)."""
+        out = []
+        if self.games.is_dir():
+            with os.scandir(self.games) as it:
+                for e in it:
+                    n = GameName.parse(e.name)
+                    if n is not None:
+                        out.append((n, Path(e.path)))
+        out.sort(key=lambda t: (t[0].seq, t[0].worker))
+        return out
+
+    def count_games(self) -> int:
+        if not self.games.is_dir():
+            return 0
+        with os.scandir(self.games) as it:
+            return sum(1 for e in it if GAME_RE.match(e.name))
+
+    def next_game_seq(self, worker: int) -> int:
+        """The sequence number worker ``worker`` gives its next game (1 + its highest on disk)."""
+        seqs = [n.seq for n, _ in self.list_games() if n.worker == worker]
+        return max(seqs) + 1 if seqs else 0
+
+    def log_path(self, stage: str) -> Path:
+        return self.logs / f"{stage}.log"
+
+    # -- metrics --------------------------------------------------------------------------
+    def append_metrics(self, record: dict[str, Any]) -> None:
+        """Appends one JSON line.  One ``write`` on an O_APPEND descriptor: lines from several
+        processes never interleave; a kill -9 can at worst leave a partial LAST line, which
+        :meth:`read_metrics` skips."""
+        record = {"time": round(time.time(), 3), **record}
+        line = (json.dumps(record, separators=(",", ":"), default=_json_default) + "\n").encode()
+        fd = os.open(self.metrics_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+    def read_metrics(self, source: str | None = None) -> list[dict[str, Any]]:
+        """Every complete metrics record (optionally of one source), in file order."""
+        return list(iter_metrics(self.metrics_path, source))
+
+    def remove_stale_temps(self) -> int:
+        """Deletes temporary files left by writers killed mid-write; returns how many."""
+        n = 0
+        for d in (self.root, self.models, self.games, self.sgf):
+            if d.is_dir():
+                for p in d.glob(".*.tmp"):
+                    try:
+                        p.unlink()
+                        n += 1
+                    except OSError:
+                        pass
+        return n
+
+
+def iter_metrics(path: str | os.PathLike, source: str | None = None) -> Iterator[dict[str, Any]]:
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break        # a line cut by a kill: ignore it
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if source is None or rec.get("source") == source:
+                    yield rec
+    except FileNotFoundError:
+        return
+
+
+class MetricsTail:
+    """Reads the records appended to a metrics file since the last call (for progress bars)."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.offset = 0
+
+    def read(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        out = []
+        for line in data[:end].splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+
+def _json_default(obj: Any) -> Any:
+    try:
+        import numpy as np
+        if isinstance(obj, np.generic):
+            return obj.item()
+        if isinstance(obj, np.ndarray):
+            return obj.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def repair_metrics(path: str | os.PathLike) -> None:
+    """Ends a metrics file cut mid-line by a kill with a newline, so the next record starts clean."""
+    try:
+        with open(path, "rb+") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+    except FileNotFoundError:
+        return

@@ -1,0 +1,402 @@
+"""The self-play stage: many games at once through :class:`train.pool.GamePool`, every finished
+game written to the run directory (SGF + training record), the latest checkpoint picked up as
+soon as the trainer writes it.
+
+- **Batching**: ``parallel_games`` games advance together; each step makes one ``collect_many``
+  C call over all their trees, one forward pass of ``batch`` leaves and one ``backup_many``.
+- **Exploration**: Dirichlet noise (epsilon 0.25) at the root of every full search; the first
+  ``temperature_moves`` moves sample visits^(1/T); later moves take the most visited child.
+- **Targets**: the root visit distribution of each full search is the policy target; with
+  playout cap randomisation (``cheap_visits``) the other moves get a cheap search (no noise) and
+  are played but not trained on.  The search tree is reused from move to move.
+- **Resignation** (AlphaGo Zero): a share (``no_resign_fraction``, 10%) of games may never
+  resign and are played out.  In them we record, for every threshold, whether the eventual winner
+  ever fell below it (a false positive) and who would have resigned first;
+  :class:`ResignCalibrator` picks the highest threshold at which at most ``resign_fp_target``
+  (5%) of those games would have had a false resignation AND at most 5% of the resignations
+  would have been false.  The false-positive rate measured on the no-resign games against the
+  threshold in force while they were played is reported in the metrics.
+
+Stage process: ``python -m train.selfplay --run-dir DIR [--worker K]`` (started by train.loop).
+``python -m train.selfplay bench ...`` measures throughput without a run directory.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from engine.core import BLACK, WHITE, Rules, SearchParams
+from train.config import RunConfig, StopFlag, die_with_parent, stage_device, stage_threads
+from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
+from train.records import GameRecord, read_npz, write_npz, write_sgf
+from train.rundir import GameName, RunDir
+
+
+class ResignCalibrator:
+    """Chooses the resignation threshold from recent no-resign games (see the module docstring).
+
+    ``threshold`` is None (nobody resigns) until ``min_games`` no-resign games are known."""
+
+    def __init__(self, fp_target: float = 0.05, window: int = 200, min_games: int = 20,
+                 cap: float = -0.5):
+        self.fp_target = fp_target
+        self.min_games = min_games
+        self.cap = cap
+        self.games: deque[tuple[np.ndarray, np.ndarray, int, float]] = deque(maxlen=window)
+        self.threshold: float | None = None
+        self.grid = np.round(np.arange(-0.99, cap + 1e-9, 0.01), 2)
+
+    def add(self, rec: GameRecord) -> None:
+        """Takes a no-resign game into account (other games are ignored)."""
+        if not rec.no_resign:
+            return
+        self.games.append((rec.values.astype(np.float32), rec.colors.astype(np.int8), int(rec.winner),
+                           float(rec.resign_threshold)))
+        self._calibrate()
+
+    def rates(self, threshold: float) -> tuple[float, float, int]:
+        """At ``threshold``: (share of no-resign games where the eventual winner fell below it,
+        share of would-be resignations that were false, would-be resignations)."""
+        winner_below = 0
+        resigns = 0
+        false = 0
+        for values, colors, winner, _ in self.games:
+            below = values < threshold
+            if winner in (BLACK, WHITE):
+                winner_below += bool(below[colors == winner].any())
+            else:
+                winner_below += bool(below.any())      # in a draw any resignation is wrong
+            first = np.flatnonzero(below)
+            if len(first):
+                resigns += 1
+                false += int(colors[first[0]]) == winner or winner not in (BLACK, WHITE)
+        n = max(1, len(self.games))
+        return winner_below / n, (false / resigns if resigns else 0.0), resigns
+
+    def _calibrate(self) -> None:
+        if len(self.games) < self.min_games:
+            self.threshold = None
+            return
+        best = None
+        for t in self.grid:
+            fp_games, fp_resigns, _ = self.rates(float(t))
+            if fp_games <= self.fp_target and fp_resigns <= self.fp_target:
+                best = float(t)
+        self.threshold = best
+
+    def measured_fp_rate(self) -> tuple[float | None, int]:
+        """(share of no-resign games whose winner fell below the threshold that was in force
+        while they were played, number of such games); (None, 0) before any threshold."""
+        hits = 0
+        n = 0
+        for values, colors, winner, thr in self.games:
+            if math.isnan(thr):
+                continue
+            n += 1
+            mask = colors == winner if winner in (BLACK, WHITE) else np.ones(len(values), bool)
+            hits += bool((values[mask] < thr).any())
+        return (hits / n if n else None), n
+
+
+def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Agent:
+    """An agent for the checkpoint at ``path``: a TorchEvaluator (random symmetry per
+    evaluation, cache) and self-play search parameters (most visited move after the temperature
+    moves: no LCB, as AlphaGo Zero)."""
+    from engine import weights
+    from engine.evaluator import TorchEvaluator
+    from train.rundir import RunDir as _R
+
+    model, _ = weights.load(path)
+    dtype = None if cfg.inference_dtype == "auto" else cfg.inference_dtype
+    ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="random", seed=seed,
+                        cache_size=cfg.cache_size)
+    params = SearchParams(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
+    return Agent(_R.model_id(path), ev, params)
+
+
+def play_settings(cfg: RunConfig) -> PlaySettings:
+    return PlaySettings(visits=cfg.visits, cheap_visits=cfg.cheap_visits, full_search_prob=cfg.full_search_prob,
+                        temperature_moves=cfg.temperature_plies(), temperature=cfg.temperature,
+                        noise_epsilon=cfg.noise_epsilon, noise_alpha=cfg.noise_alpha,
+                        resign_threshold=None, max_moves=cfg.move_cap())
+
+
+class SelfPlayWorker:
+    """One self-play process's state: pool, agent, calibrator, counters."""
+
+    def __init__(self, rd: RunDir, cfg: RunConfig, worker: int = 0, max_games: int | None = None,
+                 stop: StopFlag | None = None):
+        self.rd, self.cfg, self.worker = rd, cfg, worker
+        self.max_games = max_games
+        self.stop = stop
+        self.device = stage_device(cfg, "selfplay")
+        self.rules = Rules.preset(cfg.rules, cfg.komi)
+        self.settings = play_settings(cfg)
+        self.calibrator = ResignCalibrator(cfg.resign_fp_target, 200, cfg.resign_min_games, cfg.resign_cap)
+        self.seq = rd.next_game_seq(worker)
+        self.games_on_disk = rd.count_games()
+        self.session_start_games = self.games_on_disk
+        self.started_games = 0
+        self.written = 0
+        self.lengths: deque[int] = deque(maxlen=200)
+        self.resigned: deque[bool] = deque(maxlen=200)
+        self._rng = np.random.default_rng([cfg.seed, worker, self.games_on_disk, 1])
+        self._known: dict[int, tuple[Any, int]] = {}
+        self._retired_evals = 0
+        self._load_calibration()
+        latest = rd.latest_model()
+        if latest is None:
+            raise FileNotFoundError(f"{rd.models}: no model to play with")
+        self.model_step = latest[0]
+        self.agent = make_agent(latest[1], cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
+        self.pool = GamePool(cfg.parallel_games, self._next_game, batch=cfg.batch,
+                             max_leaves_per_search=cfg.max_leaves_per_search)
+
+    def _load_calibration(self, scan: int = 3000) -> None:
+        """Reads the no-resign games among the most recent ``scan`` games on disk."""
+        for _, path in self.rd.list_games()[-scan:]:
+            try:
+                rec = read_npz(path)
+            except ValueError:
+                continue
+            self.calibrator.add(rec)
+        self._update_threshold()
+
+    def _update_threshold(self) -> None:
+        self.settings.resign_threshold = self.calibrator.threshold if self.cfg.resign else None
+
+    def _next_game(self, slot: Slot) -> GameSpec | None:
+        if self.stop is not None and (self.stop or self.stop.drain):
+            return None
+        if self.max_games is not None:
+            unwritten = self.pool.stats.games - self.written     # finished in this step, not yet on disk
+            if self.games_on_disk + unwritten + len(self.pool.active()) >= self.max_games:
+                return None
+        self.started_games += 1
+        seed = int(np.random.SeedSequence([self.cfg.seed, self.worker, self.session_start_games,
+                                           self.started_games]).generate_state(1)[0])
+        allow_resign = self.cfg.resign and self._rng.random() >= self.cfg.no_resign_fraction
+        return GameSpec(self.cfg.board_size, self.rules, self.agent, self.agent, self.settings,
+                        seed=seed, allow_resign=allow_resign)
+
+    def write(self, fg: FinishedGame) -> GameRecord:
+        """Writes a finished game: SGF first, then the .npz that makes it count."""
+        rec = fg.record()
+        name = GameName(self.seq, self.worker)
+        npz, sgf = self.rd.game_paths(name)
+        write_sgf(sgf, rec, game_name=name.stem)
+        write_npz(npz, rec)
+        self.seq += 1
+        self.written += 1
+        self.games_on_disk += 1
+        self.lengths.append(rec.length)
+        self.resigned.append(rec.resigned)
+        if rec.no_resign:
+            self.calibrator.add(rec)
+            self._update_threshold()
+        return rec
+
+    def poll_model(self) -> bool:
+        """Switches to a newer checkpoint if there is one; returns whether it did."""
+        latest = self.rd.latest_model()
+        if latest is None or latest[0] <= self.model_step:
+            return False
+        try:
+            agent = make_agent(latest[1], self.cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
+        except ValueError as exc:               # a file being replaced: try again later
+            print(f"selfplay: cannot load {latest[1]}: {exc}", file=sys.stderr, flush=True)
+            return False
+        self.model_step = latest[0]
+        self.agent = agent
+        self.pool.apply_new_model(agent, self.cfg.on_new_model)
+        return True
+
+    def metrics(self, since: "_Mark", now_mark: "_Mark") -> dict[str, Any]:
+        d = now_mark.stats.minus(since.stats)
+        wall = max(1e-9, now_mark.time - since.time)
+        games = now_mark.written - since.written
+        evals = now_mark.net_evals - since.net_evals
+        fp, fp_n = self.calibrator.measured_fp_rate()
+        return {
+            "source": "selfplay", "worker": self.worker, "model": self.agent.model_id,
+            "games": self.games_on_disk, "session_games": self.written,
+            "games_per_hour": games * 3600.0 / wall,
+            "positions_per_s": d.moves / wall, "train_positions_per_s": d.full_moves / wall,
+            "evals_per_s": d.leaves / wall, "net_evals_per_s": evals / wall,
+            "mean_batch": d.leaves / d.forward_passes if d.forward_passes else 0.0,
+            "net_share": d.net_seconds / wall, "search_share": d.search_seconds / wall,
+            "move_share": d.move_seconds / wall,
+            "mean_game_length": float(np.mean(self.lengths)) if self.lengths else None,
+            "resigned_share": float(np.mean(self.resigned)) if self.resigned else None,
+            "resign_threshold": self.settings.resign_threshold,
+            "resign_fp_rate": fp, "resign_fp_games": fp_n,
+            "no_resign_games": len(self.calibrator.games),
+            "in_flight": len(self.pool.active()), "abandoned": d.abandoned,
+        }
+
+    def mark(self) -> "_Mark":
+        return _Mark(time.time(), self.pool.stats.snapshot(), self.written, self._net_evals())
+
+    def _net_evals(self) -> int:
+        """Positions that went through a network (cache misses), over every evaluator used,
+        including old models still finishing games."""
+        live = {id(self.agent.evaluator): self.agent.evaluator}
+        for slot in self.pool.active():
+            for a in slot.agents.values():
+                live[id(a.evaluator)] = a.evaluator
+        for k in list(self._known):
+            if k not in live:
+                self._retired_evals += self._known.pop(k)[1]
+        for k, ev in live.items():
+            self._known[k] = (ev, int(getattr(ev, "positions_evaluated", 0)))
+        return self._retired_evals + sum(n for _, n in self._known.values())
+
+
+class _Mark:
+    def __init__(self, t: float, stats, written: int, net_evals: int):
+        self.time, self.stats, self.written, self.net_evals = t, stats, written, net_evals
+
+
+def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games: int | None = None,
+        model_poll_s: float = 2.0) -> int:
+    """The self-play stage (see the module docstring).  SIGTERM/SIGINT: abandon the games in
+    flight and exit; SIGUSR1: finish them, start no more, exit.  Returns an exit status."""
+    import torch
+
+    die_with_parent(parent_pid)
+    stop = StopFlag(parent_pid)
+    rd = RunDir(run_dir)
+    cfg = RunConfig.from_dict(rd.read_config())
+    torch.set_num_threads(stage_threads(cfg, "selfplay"))
+    w = SelfPlayWorker(rd, cfg, worker, max_games, stop)
+    print(f"selfplay[{worker}]: model {w.agent.model_id}, {cfg.parallel_games} games in flight, "
+          f"batch {cfg.batch}, {cfg.visits} visits, next game {w.seq}, device {w.agent.evaluator.device}",
+          flush=True)
+    last_poll = time.time()
+    mark = w.mark()
+    exit_reason = "idle"
+    while True:
+        if stop:
+            gone = w.pool.abandon_all()
+            exit_reason = f"stopped ({len(gone)} games in flight abandoned)"
+            break
+        for fg in w.pool.step():
+            w.write(fg)
+        if w.pool.idle:
+            exit_reason = "budget reached" if not stop.drain else "drained"
+            break
+        now = time.time()
+        if now - last_poll >= model_poll_s:
+            last_poll = now
+            if w.poll_model():
+                print(f"selfplay[{worker}]: now playing {w.agent.model_id}", flush=True)
+        if now - mark.time >= cfg.metrics_every:
+            m = w.mark()
+            rd.append_metrics(w.metrics(mark, m))
+            mark = m
+    m = w.mark()
+    rec = w.metrics(mark, m)
+    rec["event"] = "stop"
+    rd.append_metrics(rec)
+    print(f"selfplay[{worker}]: {exit_reason}; wrote {w.written} games this session", flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Throughput benchmark
+
+
+def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int) -> dict[str, Any]:
+    """Self-play throughput with a random net of the config's size, no files written; compared
+    with the bare forward pass at the same batch (``engine.evaluator.raw_benchmark``)."""
+    import torch
+    from engine.evaluator import TorchEvaluator, raw_benchmark
+    from engine.network import GoNet, NetConfig
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(cfg.seed)
+    model = GoNet(NetConfig(blocks=cfg.blocks, filters=cfg.filters, feature_set=cfg.feature_set)).eval()
+    dtype = None if cfg.inference_dtype == "auto" else cfg.inference_dtype
+    ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="random", seed=cfg.seed,
+                        cache_size=cfg.cache_size)
+    agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
+    settings = play_settings(cfg)
+    rules = Rules.preset(cfg.rules, cfg.komi)
+    counter = [0]
+
+    def next_game(slot: Slot) -> GameSpec:
+        counter[0] += 1
+        return GameSpec(cfg.board_size, rules, agent, agent, settings, seed=counter[0],
+                        allow_resign=False)
+
+    pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
+                    max_leaves_per_search=cfg.max_leaves_per_search)
+    for _ in range(3):
+        pool.step()                                 # warm up
+    s0, e0, t0 = pool.stats.snapshot(), ev.positions_evaluated, time.perf_counter()
+    lengths = []
+    while time.perf_counter() - t0 < seconds:
+        for fg in pool.step():
+            lengths.append(len(fg.moves))
+    wall = time.perf_counter() - t0
+    d = pool.stats.minus(s0)
+    net_evals = ev.positions_evaluated - e0
+    mean_batch = d.leaves / max(1, d.forward_passes)
+    raw = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=min(10.0, seconds / 3),
+                        dtype=dtype, device=device, threads=threads)
+    mean_len = float(np.mean(lengths)) if lengths else None
+    out = {
+        "board_size": cfg.board_size, "net": f"{cfg.blocks}x{cfg.filters}", "visits": cfg.visits,
+        "parallel_games": cfg.parallel_games, "batch": cfg.batch, "threads": threads,
+        "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""), "seconds": round(wall, 1),
+        "games_finished": len(lengths), "mean_game_length": mean_len,
+        "positions_per_s": d.moves / wall, "evals_per_s": d.leaves / wall,
+        "net_evals_per_s": net_evals / wall, "mean_batch": mean_batch,
+        "raw_evals_per_s_at_batch": raw, "ratio_evals_to_raw": d.leaves / wall / raw,
+        "ratio_net_evals_to_raw": net_evals / wall / raw,
+        "net_share": d.net_seconds / wall, "search_share": d.search_seconds / wall,
+        "move_share": d.move_seconds / wall,
+        "cache_hits": getattr(ev, "cache_hits", 0),
+    }
+    if mean_len:
+        out["games_per_hour_measured"] = len(lengths) * 3600.0 / wall
+        out["games_per_hour_from_positions"] = d.moves / wall * 3600.0 / mean_len
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "bench":
+        from train.config import add_arguments, from_namespace
+        ap = argparse.ArgumentParser(prog="python -m train.selfplay bench",
+                                     description="Self-play throughput (games/h, positions/s, evals/s) "
+                                                 "with a random net, vs the bare forward pass.")
+        ap.add_argument("--seconds", type=float, default=60.0)
+        add_arguments(ap)
+        a = ap.parse_args(argv[1:])
+        cfg = from_namespace(a).check()
+        import json
+        out = bench(cfg, a.seconds, cfg.selfplay_device or cfg.device, stage_threads(cfg, "selfplay"))
+        for k, v in out.items():
+            print(f"{k:32s} {v:.3f}" if isinstance(v, float) else f"{k:32s} {v}")
+        print(json.dumps(out))
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m train.selfplay",
+                                 description="The self-play stage of a run (normally started by train.loop). "
+                                             "'python -m train.selfplay bench --help' for the benchmark.")
+    ap.add_argument("--run-dir", required=True)
+    ap.add_argument("--worker", type=int, default=0, help="worker number (names its games)")
+    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
+    ap.add_argument("--max-games", type=int, default=None, help="stop once the run has this many games")
+    a = ap.parse_args(argv)
+    return run(a.run_dir, a.worker, a.parent_pid, a.max_games)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

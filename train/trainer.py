@@ -1,0 +1,317 @@
+"""The trainer: SGD on positions from the replay window, checkpoints into the run directory.
+
+Optimiser: SGD with momentum 0.9 and L2 weight decay 1e-4, with a short linear
+warm-up and step drops.  That is AlphaGo Zero's, Leela Zero's and KataGo's practice: with batch
+norm and a target that moves as self-play improves, plain momentum SGD is robust and its
+regularisation is well understood, while adaptive optimisers (Adam) tend to overfit the
+recent window and have been reported by those projects to generalise worse.
+
+Losses (per position, from the side to move's view):
+
+- policy: cross-entropy between the search's visit distribution and the policy logits;
+- value: mean squared error of the tanh value against the game result (+1/-1/0), as AGZ;
+- ownership: mean squared error per point of the tanh ownership against the final area owner
+  (+1 own / -1 opponent / 0 neutral), an auxiliary target (KataGo) that speeds learning;
+- score: Huber loss (delta 1) of (predicted - final score) / score_scale, also auxiliary.
+  Ownership and score are masked out for resigned games (no final position to learn from).
+
+On CUDA the forward pass runs under ``torch.autocast`` (bf16 where supported, else fp16 with a
+gradient scaler).  A checkpoint every ``checkpoint_every`` steps is written atomically with
+``engine.weights.save`` (meta: step, parent); the optimiser state goes to ``models/trainer.pt``
+so that ``--resume`` keeps the momentum.  The trainer never runs ahead of self-play: it may do
+``steps_per_game`` steps per game on disk (or ``samples_per_position`` samples per position) and
+waits when it is ahead.
+
+Stage process: ``python -m train.trainer --run-dir DIR`` (started by ``train.loop``).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import math
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from engine import weights
+from engine.network import GoNet
+from train.config import RunConfig, StopFlag, die_with_parent, parse_lr_drops, stage_device, stage_threads
+from train.replay import BatchLoader, ReplayWindow
+from train.rundir import RunDir, atomic_write
+
+LOSS_NAMES = ("loss", "policy", "value", "ownership", "score")
+
+
+def lr_at(step: int, base: float, warmup: int = 0, drops: list[tuple[int, float]] | None = None) -> float:
+    """Learning rate at ``step``: linear warm-up over ``warmup`` steps, then ``base`` times the
+    factor of the last drop reached."""
+    factor = 1.0
+    for at, f in drops or []:
+        if step >= at:
+            factor = f
+    lr = base * factor
+    if warmup > 0 and step < warmup:
+        lr *= (step + 1) / warmup
+    return lr
+
+
+def compute_losses(out: Any, batch: dict[str, torch.Tensor], score_scale: float,
+                   weights_: dict[str, float]) -> dict[str, torch.Tensor]:
+    """The four losses and their weighted sum ("loss") for a batch of net outputs."""
+    logp = F.log_softmax(out.policy.float(), dim=1)
+    policy = -(batch["policy"] * logp).sum(dim=1).mean()
+    value = F.mse_loss(out.value.float(), batch["value"])
+    w = batch["aux_weight"]
+    wsum = w.sum().clamp_min(1.0)
+    own = (((out.ownership.float() - batch["ownership"]) ** 2).mean(dim=1) * w).sum() / wsum
+    score = (F.huber_loss(out.score.float() / score_scale, batch["score"] / score_scale,
+                          reduction="none", delta=1.0) * w).sum() / wsum
+    total = (policy + weights_["value"] * value + weights_["ownership"] * own
+             + weights_["score"] * score)
+    return {"loss": total, "policy": policy, "value": value, "ownership": own, "score": score}
+
+
+@dataclass
+class TrainSettings:
+    lr: float = 0.02
+    lr_warmup: int = 100
+    lr_drops: tuple[tuple[int, float], ...] = ()
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    value_weight: float = 1.0
+    ownership_weight: float = 1.0
+    score_weight: float = 0.5
+    amp: str = "auto"            # auto | fp32 | bf16 | fp16
+
+    @classmethod
+    def from_config(cls, cfg: RunConfig) -> "TrainSettings":
+        return cls(lr=cfg.lr, lr_warmup=cfg.lr_warmup, lr_drops=tuple(parse_lr_drops(cfg.lr_drops)),
+                   momentum=cfg.momentum, weight_decay=cfg.weight_decay, value_weight=cfg.value_weight,
+                   ownership_weight=cfg.ownership_weight, score_weight=cfg.score_weight,
+                   amp=cfg.train_amp)
+
+
+class Trainer:
+    """Owns a GoNet in training mode, its optimiser and the mixed-precision machinery."""
+
+    def __init__(self, model: GoNet, settings: TrainSettings, device: str | torch.device | None = None,
+                 step: int = 0):
+        self.device = torch.device(device) if device else torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.model = model.to(self.device).train()
+        self.settings = settings
+        self.step = int(step)
+        # Weight decay on convolution/linear weights only: decaying batch-norm scales and biases
+        # only fights the normalisation (common practice since ResNet training recipes).
+        decay, no_decay = [], []
+        for name, p in self.model.named_parameters():
+            (decay if p.dim() > 1 else no_decay).append(p)
+        self.optimizer = torch.optim.SGD(
+            [{"params": decay, "weight_decay": settings.weight_decay},
+             {"params": no_decay, "weight_decay": 0.0}],
+            lr=settings.lr, momentum=settings.momentum)
+        self.amp_dtype = self._amp_dtype(settings.amp)
+        self.scaler = torch.amp.GradScaler("cuda") if self.amp_dtype == torch.float16 and self.device.type == "cuda" else None
+        self.score_scale = float(model.config.score_scale)
+
+    def _amp_dtype(self, amp: str) -> torch.dtype | None:
+        if amp == "auto":
+            if self.device.type != "cuda":
+                return None
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[amp]
+
+    def _autocast(self) -> contextlib.AbstractContextManager:
+        if self.amp_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.amp_dtype)
+
+    @property
+    def lr(self) -> float:
+        s = self.settings
+        return lr_at(self.step, s.lr, s.lr_warmup, list(s.lr_drops))
+
+    def train_step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
+        """One SGD step on a batch (numpy arrays from :func:`train.replay.make_batch`); returns the
+        losses as floats."""
+        dev = self.device
+        t = {k: torch.from_numpy(np.ascontiguousarray(v)).to(dev, non_blocking=True) for k, v in batch.items()}
+        lr = self.lr
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        with self._autocast():
+            out = self.model(t["planes"])
+        losses = compute_losses(out, t, self.score_scale,
+                                {"value": self.settings.value_weight, "ownership": self.settings.ownership_weight,
+                                 "score": self.settings.score_weight})
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.scaler is not None:
+            self.scaler.scale(losses["loss"]).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            losses["loss"].backward()
+            self.optimizer.step()
+        self.step += 1
+        return {k: float(v.detach()) for k, v in losses.items()}
+
+    # -- checkpoints ------------------------------------------------------------------------
+    def save(self, run_dir: RunDir, parent: str | None, board_sizes: list[int]) -> str:
+        """Writes the optimiser state, then the checkpoint of the current step (both atomic);
+        returns the checkpoint's file name."""
+        buf = io.BytesIO()
+        torch.save({"step": self.step, "optimizer": self.optimizer.state_dict(),
+                    "scaler": self.scaler.state_dict() if self.scaler is not None else {}}, buf)
+        data = buf.getvalue()
+        atomic_write(run_dir.trainer_state_path, lambda f: f.write(data))
+        path = run_dir.model_path(self.step)
+        weights.save(path, self.model, {"step": self.step, "parent": parent, "board_sizes": board_sizes})
+        return path.name
+
+    def load_state(self, run_dir: RunDir) -> bool:
+        """Restores the optimiser state if it belongs to the current step; returns whether."""
+        path = run_dir.trainer_state_path
+        if not path.is_file():
+            return False
+        try:
+            state = torch.load(path, weights_only=True, map_location=self.device)
+        except Exception:
+            return False
+        if not isinstance(state, dict) or state.get("step") != self.step:
+            return False
+        try:
+            self.optimizer.load_state_dict(state["optimizer"])
+            if self.scaler is not None and state.get("scaler"):
+                self.scaler.load_state_dict(state["scaler"])
+        except (ValueError, KeyError, RuntimeError):
+            return False
+        return True
+
+
+def allowed_steps(cfg: RunConfig, games: int, mean_positions: float) -> int:
+    """Training steps self-play has paid for: ``steps_per_game`` per game beyond ``min_games``,
+    or ``samples_per_position`` samples per position (positions estimated from the window's
+    mean game)."""
+    if games < cfg.min_games:
+        return 0
+    if cfg.samples_per_position:
+        return int(cfg.samples_per_position * games * mean_positions / cfg.train_batch)
+    return int(cfg.steps_per_game * games)
+
+
+def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = None) -> int:
+    """The trainer stage: follows the run directory until stopped.  Returns an exit status.
+
+    SIGTERM/SIGINT: checkpoint and exit.  SIGUSR1: do the steps self-play has paid for, then
+    checkpoint and exit (the loop sends it when self-play has finished its game budget)."""
+    die_with_parent(parent_pid)
+    stop = StopFlag(parent_pid)
+    rd = RunDir(run_dir)
+    cfg = RunConfig.from_dict(rd.read_config())
+    torch.set_num_threads(stage_threads(cfg, "train"))
+    torch.manual_seed(cfg.seed * 7919 + 17)
+    latest = rd.latest_model()
+    if latest is None:
+        print("trainer: no model in the run directory", file=sys.stderr)
+        return 2
+    step, path = latest
+    model, meta = weights.load(path)
+    trainer = Trainer(model, TrainSettings.from_config(cfg), stage_device(cfg, "train"), step=step)
+    resumed = trainer.load_state(rd)
+    print(f"trainer: from {path.name} (step {step}), optimiser state {'restored' if resumed else 'fresh'}, "
+          f"device {trainer.device}", flush=True)
+    parent = path.name
+    window = ReplayWindow(rd, cfg.window, cfg.board_size)
+    loader = BatchLoader(window, cfg.train_batch, model.feature_set, seed=cfg.seed * 1000 + step,
+                         workers=cfg.loader_workers)
+    saved_step = step
+    sums = {k: 0.0 for k in LOSS_NAMES}
+    count = 0
+    waited = 0.0
+    last_metrics = time.time()
+    last_refresh = 0.0
+    t_train = 0.0
+    start_step = step
+    t_start = time.time()
+
+    def log(final: bool = False) -> None:
+        nonlocal sums, count, waited, t_train, last_metrics
+        wall = max(1e-9, time.time() - last_metrics)
+        rec: dict[str, Any] = {"source": "trainer", "step": trainer.step, "lr": trainer.lr,
+                               "window_games": window.games, "window_positions": window.positions,
+                               "games": window.games_on_disk,
+                               "samples_per_s": count * cfg.train_batch / wall,
+                               "train_samples_per_s": count * cfg.train_batch / t_train if t_train > 0 else 0.0,
+                               "loader_positions_per_s": loader.positions_per_s,
+                               "waiting_share": waited / wall}
+        if count:
+            rec.update({k: sums[k] / count for k in LOSS_NAMES})
+        if final:
+            rec["event"] = "stop"
+        rd.append_metrics(rec)
+        sums = {k: 0.0 for k in LOSS_NAMES}
+        count, waited, t_train = 0, 0.0, 0.0
+        last_metrics = time.time()
+
+    board_sizes = [cfg.board_size]
+    try:
+        while not stop:
+            now = time.time()
+            if now - last_refresh > 1.0:
+                window.refresh()
+                last_refresh = now
+            owed = allowed_steps(cfg, window.games_on_disk, window.mean_positions_per_game())
+            if max_steps is not None:
+                owed = min(owed, max_steps)
+            if trainer.step >= owed or window.positions == 0:
+                if stop.drain or (max_steps is not None and trainer.step >= max_steps):
+                    break
+                time.sleep(0.2)
+                waited += time.time() - now
+                last_refresh = 0.0
+            else:
+                try:
+                    batch = loader.next(timeout=1.0)
+                except Exception:       # queue.Empty: the loader is still starting
+                    continue
+                t0 = time.perf_counter()
+                losses = trainer.train_step(batch)
+                t_train += time.perf_counter() - t0
+                if not all(math.isfinite(v) for v in losses.values()):
+                    print(f"trainer: non-finite loss at step {trainer.step}: {losses}", file=sys.stderr)
+                    return 4
+                for k in LOSS_NAMES:
+                    sums[k] += losses[k]
+                count += 1
+                if trainer.step % cfg.checkpoint_every == 0:
+                    parent = trainer.save(rd, parent, board_sizes)
+                    saved_step = trainer.step
+            if time.time() - last_metrics >= cfg.metrics_every:
+                log()
+    finally:
+        loader.close()
+    if trainer.step != saved_step:
+        trainer.save(rd, parent, board_sizes)
+    log(final=True)
+    rate = (trainer.step - start_step) / max(1e-9, time.time() - t_start)
+    print(f"trainer: stopped at step {trainer.step} ({rate:.2f} steps/s)", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m train.trainer",
+                                 description="The training stage of a run (normally started by train.loop).")
+    ap.add_argument("--run-dir", required=True)
+    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
+    ap.add_argument("--max-steps", type=int, default=None, help="stop at this training step")
+    a = ap.parse_args(argv)
+    return run(a.run_dir, a.parent_pid, a.max_steps)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
