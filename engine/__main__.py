@@ -1,0 +1,215 @@
+"""``python -m engine`` / ``goengine``: the GTP engine on stdin/stdout.
+
+Examples::
+
+    python -m engine --weights weights/9x9.pt --visits 800
+    python -m engine --weights leelaz-net.gz --time 5 --threads 2       # Leela Zero net, 19x19
+    python -m engine --weights uniform --visits 16 --seed 1 --threads 1 # tests: no network
+
+Without ``--weights`` the engine plays with the net shipped in ``weights/`` for the board size
+(``engine.weights.default_for_size`` when that exists; else a manifest ``weights/*.json`` mapping
+sizes to files, e.g. ``{"9": "9x9-best.pt", "19": "19x19-best.pt", "default": "best.pt"}``; else
+files named ``weights/NxN*.pt``, the last in name order; else any ``weights/*.pt``, since our nets
+play every size).  When there is none, it plays with a small untrained net and says so on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def _nonneg_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m engine",
+        description="A Go engine speaking GTP (Go Text Protocol) on stdin/stdout. Give it to "
+                    "Sabaki, Lizzie, GoGui, gogui-twogtp or a KGS/OGS bridge as the engine command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Search limits: a move stops at whichever of --visits, --playouts and --time comes "
+               "first, and under a clock (time_settings / kgs-time_settings) never later than the "
+               f"clock allows. With none of them and no clock, {400} visits per move.")
+    p.add_argument("--weights", metavar="PATH|uniform|random",
+                   help="network to play with: one of our .pt weights files, a Leela Zero weights "
+                        "file (.gz or .txt; 19x19 only), 'uniform' (no network: uniform policy, "
+                        "even value; for tests) or 'random' (deterministic pseudo-random outputs). "
+                        "Default: the net shipped in weights/ for the board size, else a small "
+                        "untrained net (with a warning)")
+    p.add_argument("--size", type=int, default=19, help="initial board size, 2..19 (default 19)")
+    p.add_argument("--komi", type=float, default=7.5, help="initial komi (default 7.5)")
+    p.add_argument("--rules", default="chinese", choices=("chinese", "tromp-taylor"),
+                   help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
+                        "superko, suicide allowed); both score by area (default chinese)")
+    p.add_argument("--visits", type=_positive_int,
+                   help="root visits per move, counting visits kept from the previous move's tree")
+    p.add_argument("--playouts", type=_positive_int, help="new visits per move (tree reuse not counted)")
+    p.add_argument("--time", type=float, metavar="SECONDS",
+                   help="seconds per move (a clock set by the controller may allow less)")
+    p.add_argument("--threads", type=_positive_int,
+                   help="torch threads for the network (default: torch's own choice)")
+    p.add_argument("--batch", type=_positive_int, default=16,
+                   help="most positions per network call (default 16)")
+    p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
+                                    "(default: CUDA when available)")
+    p.add_argument("--resign", type=_nonneg_float, default=0.05, metavar="WINRATE",
+                   help="resign when the winrate falls below this (default 0.05; 0 never resigns). "
+                        "Not in the first quarter of the game; later in handicap games as White")
+    p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
+                   help="after genmove, keep searching on the opponent's time until the next "
+                        "command arrives (default off)")
+    p.add_argument("--lag-buffer", type=_nonneg_float, default=1.0, metavar="SECONDS",
+                   help="seconds kept in reserve on every move under a clock (default 1.0)")
+    p.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
+    p.add_argument("--seed", type=int, help="random seed (default: a random one); with --threads 1 "
+                                            "and fixed visits the engine is deterministic")
+    p.add_argument("--quiet", action="store_true", help="no search summaries on stderr")
+    return p
+
+
+# -- evaluators ---------------------------------------------------------------------------------
+
+def default_weights_path(size: int, directory: Path = WEIGHTS_DIR) -> Path | None:
+    """The shipped weights file for ``size``, or None (see the module docstring)."""
+    try:
+        from engine import weights as weights_mod
+        finder = getattr(weights_mod, "default_for_size", None)
+    except ImportError:
+        finder = None
+    if finder is not None:
+        found = finder(size)
+        return Path(found) if found else None
+    if not directory.is_dir():
+        return None
+    for manifest in sorted(directory.glob("*.json")):
+        try:
+            data = json.loads(manifest.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            table = data.get("sizes", data) if isinstance(data.get("sizes", data), dict) else data
+            name = table.get(str(size)) or table.get(f"{size}x{size}") or data.get("default")
+            if isinstance(name, str) and (directory / name).is_file():
+                return directory / name
+    sized = sorted(directory.glob(f"{size}x{size}*.pt"))
+    if sized:
+        return sized[-1]
+    anything = sorted(directory.glob("*.pt"))
+    return anything[-1] if anything else None
+
+
+def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]) -> Callable[[int], Any]:
+    """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played."""
+    from engine import evaluator as ev_mod
+
+    seed = args.seed
+    spec = args.weights
+    if spec == "uniform":
+        uniform = ev_mod.UniformEvaluator()
+        return lambda size: uniform
+    if spec == "random":
+        rnd = ev_mod.RandomEvaluator(seed=seed)
+        return lambda size: rnd
+
+    def torch_evaluator(model) -> Any:
+        return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, threads=args.threads)
+
+    if spec is not None:
+        from engine import weights as weights_mod
+        model, meta = weights_mod.load_any(spec)      # WeightsError (ValueError) names the file
+        sizes = meta.get("board_sizes") or []
+        fixed = meta.get("feature_set") == "lz18"     # Leela Zero nets have 19x19 FC heads
+        evaluator = torch_evaluator(model)
+
+        def for_size(size: int) -> Any:
+            if fixed and size not in (sizes or [19]):
+                raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
+            return evaluator
+        return for_size
+
+    cache: dict[Any, Any] = {}
+
+    def default_for(size: int) -> Any:
+        path = default_weights_path(size)
+        key = str(path) if path is not None else None
+        if key not in cache:
+            if path is None:
+                from engine import weights as weights_mod
+                from engine.network import NetConfig
+                warn("warning: no network shipped in weights/ for this board size: playing with a "
+                     "small UNTRAINED network (pass --weights to choose one)")
+                model = weights_mod.new_model(NetConfig(blocks=2, filters=32), seed=seed)
+            else:
+                from engine import weights as weights_mod
+                model, meta = weights_mod.load_any(path)
+                if meta.get("feature_set") == "lz18" and size != 19:
+                    raise ValueError(f"{path} plays 19x19 only")
+            cache[key] = torch_evaluator(model)
+        return cache[key]
+    return default_for
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m engine`` and the ``goengine`` console script."""
+    args = build_parser().parse_args(argv)
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 31)
+
+    def warn(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    if args.threads is not None:
+        import torch
+        torch.set_num_threads(args.threads)
+    log = None
+    if args.log:
+        try:
+            log = open(args.log, "a", encoding="utf-8")
+        except OSError as exc:
+            warn(f"error: cannot open log file: {exc}")
+            return 2
+    from engine.core import SearchParams
+    from engine.gtp import EngineConfig, GTPEngine
+
+    if not 2 <= args.size <= 19:
+        warn("error: --size must be 2..19")
+        return 2
+    config = EngineConfig(size=args.size, komi=args.komi, rules=args.rules, visits=args.visits,
+                          playouts=args.playouts, seconds=args.time, batch=args.batch,
+                          resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
+                          seed=args.seed, quiet=args.quiet, search=SearchParams())
+    try:
+        factory = make_evaluator_factory(args, warn)
+        gtp = GTPEngine(factory, config, log=log)
+    except (ValueError, OSError) as exc:
+        warn(f"error: {exc}")
+        return 2
+    try:
+        return gtp.run()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if log is not None:
+            log.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""Dead-stone judgement and final scores (area scoring), for ``final_score`` and friends.
+
+A raw Tromp-Taylor count (``Game.score``) counts every stone on the board as alive.  Real games
+end with dead stones on the board, so :func:`judge` decides which groups are dead from an
+ownership estimate, removes them and counts the rest:
+
+- **network ownership** (when the evaluator has an ownership head that says something): the
+  position evaluated with Black and with White to move, averaged, Black-positive;
+- **playouts to the end** under area counting (Tromp-Taylor): ``playouts`` games finished from the
+  position, moves drawn from the legal moves that do not fill one's own eye, both sides passing
+  only when nothing else is left, so dead stones get captured; the final areas are averaged.
+  With a network that has no ownership head (Leela Zero nets) or none at all (uniform), this is
+  the whole estimate; with an ownership head both are averaged for the final judgement.
+
+A group whose mean ownership (from its own colour's view) is below ``-threshold`` is dead, above
+``threshold`` alive; in between it is in seki when it shares a liberty with another undecided
+group of the other colour, else alive (counted as it stands).  Results are deterministic for a
+given ``seed`` and position.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.core import BLACK, EMPTY, WHITE, Game, other
+
+DEAD_THRESHOLD = 0.2
+
+
+@dataclass
+class Judgement:
+    """The verdict on a position: Black-positive ownership [N, N] in [-1, 1], stone groups by
+    status (each a sorted list of points), and the area score after removing the dead stones
+    (Black minus White minus komi)."""
+
+    ownership: np.ndarray
+    alive: list[list[int]] = field(default_factory=list)
+    dead: list[list[int]] = field(default_factory=list)
+    seki: list[list[int]] = field(default_factory=list)
+    score: float = 0.0
+
+    def groups(self, status: str) -> list[list[int]]:
+        """Groups with ``status`` alive, dead or seki (ValueError for anything else)."""
+        if status not in ("alive", "dead", "seki"):
+            raise ValueError(f"unknown status {status!r}")
+        return getattr(self, status)
+
+    @property
+    def dead_points(self) -> list[int]:
+        return sorted(p for g in self.dead for p in g)
+
+    def winner(self) -> int:
+        """BLACK, WHITE or EMPTY (a draw)."""
+        return BLACK if self.score > 0 else WHITE if self.score < 0 else EMPTY
+
+    def result(self) -> str:
+        return format_result(self.score)
+
+
+def format_result(score: float) -> str:
+    """``B+3.5``, ``W+0.5`` or ``0`` for a Black-minus-White score."""
+    if score > 0:
+        return f"B+{score:.1f}"
+    if score < 0:
+        return f"W+{-score:.1f}"
+    return "0"
+
+
+# -- board geometry (pure indexing; the rules stay in C) ------------------------------------
+
+def neighbours(size: int) -> list[list[int]]:
+    """Orthogonal neighbours of every point."""
+    out = []
+    for p in range(size * size):
+        r, c = divmod(p, size)
+        out.append([q for q, ok in ((p - size, r > 0), (p + size, r < size - 1),
+                                    (p - 1, c > 0), (p + 1, c < size - 1)) if ok])
+    return out
+
+
+def stone_groups(stones: np.ndarray) -> list[tuple[int, list[int]]]:
+    """(colour, sorted points) of every chain of ``stones`` (int [N, N]), top-left first."""
+    size = stones.shape[0]
+    flat = stones.ravel()
+    nbrs = neighbours(size)
+    seen = np.zeros(size * size, bool)
+    groups = []
+    for p in range(size * size):
+        if flat[p] == EMPTY or seen[p]:
+            continue
+        color = int(flat[p])
+        stack, members = [p], []
+        seen[p] = True
+        while stack:
+            q = stack.pop()
+            members.append(q)
+            for n in nbrs[q]:
+                if not seen[n] and flat[n] == color:
+                    seen[n] = True
+                    stack.append(n)
+        groups.append((color, sorted(members)))
+    return groups
+
+
+def _eye_masks(stones: np.ndarray) -> dict[int, np.ndarray]:
+    """For each colour, the empty points that are its (possibly false-looking but true) eyes:
+    every orthogonal neighbour is the colour or the edge, and at most one diagonal is the other
+    colour (none on the edge).  Flat bool [N*N] arrays."""
+    size = stones.shape[0]
+    pad = np.full((size + 2, size + 2), 3, np.int8)
+    pad[1:-1, 1:-1] = stones
+    c = pad[1:-1, 1:-1]
+    orth = [pad[:-2, 1:-1], pad[2:, 1:-1], pad[1:-1, :-2], pad[1:-1, 2:]]
+    diag = [pad[:-2, :-2], pad[:-2, 2:], pad[2:, :-2], pad[2:, 2:]]
+    edge = sum((d == 3).astype(np.int8) for d in diag) > 0
+    out = {}
+    for color in (BLACK, WHITE):
+        opp = other(color)
+        surrounded = np.ones_like(c, bool)
+        for o in orth:
+            surrounded &= (o == color) | (o == 3)
+        bad_diag = sum((d == opp).astype(np.int8) for d in diag)
+        out[color] = ((c == EMPTY) & surrounded & ((bad_diag == 0) | (~edge & (bad_diag <= 1)))).ravel()
+    return out
+
+
+def own_eyes(game: Game, color: int) -> np.ndarray:
+    """Flat bool [N*N]: empty points that are ``color``'s eyes (filling them is never useful)."""
+    return _eye_masks(game.stones())[color]
+
+
+# -- ownership estimates --------------------------------------------------------------------
+
+def net_ownership(game: Game, evaluator) -> np.ndarray | None:
+    """Black-positive ownership [N, N] from the evaluator, averaged over both sides to move; None
+    when the evaluator has no ownership output or it is all (near) zero."""
+    if evaluator is None:
+        return None
+    feature_set = getattr(evaluator, "feature_set", "rich")
+    views = []
+    for color in (BLACK, WHITE):
+        g = game.copy()
+        g.set_to_move(color)
+        views.append(g.features(feature_set))
+    ev = evaluator.evaluate(np.stack(views))
+    if ev.ownership is None:
+        return None
+    own = np.asarray(ev.ownership, np.float32).reshape(2, -1)
+    avg = 0.5 * (own[0] - own[1])            # row 0: Black's view; row 1: White's view
+    if float(np.abs(avg).max(initial=0.0)) < 1e-3:
+        return None
+    return np.clip(avg, -1.0, 1.0).reshape(game.size, game.size)
+
+
+def _diagonals(size: int) -> tuple[list[list[int]], list[bool]]:
+    """Diagonal neighbours of every point, and whether the point is on the edge."""
+    diags, edge = [], []
+    for p in range(size * size):
+        r, c = divmod(p, size)
+        diags.append([(r + dr) * size + c + dc for dr in (-1, 1) for dc in (-1, 1)
+                      if 0 <= r + dr < size and 0 <= c + dc < size])
+        edge.append(r in (0, size - 1) or c in (0, size - 1))
+    return diags, edge
+
+
+def _is_eye(stones: list[int], p: int, color: int, nbrs, diags, edge) -> bool:
+    for n in nbrs[p]:
+        if stones[n] != color:
+            return False
+    opp = 3 - color
+    bad = 0
+    for d in diags[p]:
+        if stones[d] == opp:
+            bad += 1
+    return bad == 0 or (bad == 1 and not edge[p])
+
+
+def playout_ownership(game: Game, playouts: int = 32, seed: int = 0,
+                      max_moves: int | None = None) -> np.ndarray:
+    """Black-positive ownership [N, N]: the mean final area (+1 Black, -1 White, 0 neutral) of
+    ``playouts`` games finished from ``game`` with uniformly random legal moves that do not fill
+    the mover's own eyes; a side passes only when it has no such move."""
+    size = game.size
+    n2 = size * size
+    max_moves = 3 * n2 if max_moves is None else max_moves
+    rng = random.Random(f"{seed}:{game.hash}:{len(game.moves)}:{size}")
+    nbrs = neighbours(size)
+    diags, edge = _diagonals(size)
+    total = np.zeros(n2, np.float64)
+    for i in range(max(1, playouts)):
+        g = game.copy()
+        g.set_to_move(BLACK if i % 2 == 0 else WHITE)   # half the playouts start with each side
+        stones = g.stones().ravel().tolist()
+        empties = [p for p in range(n2) if stones[p] == EMPTY]
+        captured = g.captures(BLACK) + g.captures(WHITE)
+        passes = 0
+        for _step in range(max_moves):
+            color = g.to_move
+            k = len(empties)
+            move = -1
+            while k > 0:
+                i = int(rng.random() * k)
+                p = empties[i]
+                if not _is_eye(stones, p, color, nbrs, diags, edge) and g.is_legal(p, color):
+                    move = i
+                    break
+                k -= 1
+                empties[i], empties[k] = empties[k], empties[i]
+            if move < 0:
+                g.play(n2, color)
+                passes += 1
+                if passes >= 2:
+                    break
+                continue
+            passes = 0
+            p = empties[move]
+            g.play(p, color)
+            now = g.captures(BLACK) + g.captures(WHITE)
+            if now != captured:
+                captured = now
+                stones = g.stones().ravel().tolist()
+                empties = [q for q in range(n2) if stones[q] == EMPTY]
+            else:
+                stones[p] = color
+                empties[move] = empties[-1]
+                empties.pop()
+        area = g.area().ravel()
+        total += (area == BLACK).astype(np.float64) - (area == WHITE)
+    return (total / max(1, playouts)).astype(np.float32).reshape(size, size)
+
+
+def estimate_ownership(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
+                       method: str = "auto") -> np.ndarray:
+    """Black-positive ownership [N, N].
+
+    ``method``: ``auto`` = the network's when it has one, else playouts; ``blend`` = the mean of
+    both (playouts alone without a network ownership); ``net`` / ``playouts`` = only that one
+    (``net`` falls back to playouts when the evaluator has none)."""
+    if method not in ("auto", "blend", "net", "playouts"):
+        raise ValueError(f"unknown ownership method {method!r}")
+    net = None if method == "playouts" else net_ownership(game, evaluator)
+    if net is not None and method in ("auto", "net"):
+        return net
+    mc = playout_ownership(game, playouts, seed)
+    if net is not None:
+        return (0.5 * (net + mc)).astype(np.float32)
+    return mc
+
+
+# -- judgement ------------------------------------------------------------------------------
+
+def remove_stones(game: Game, points) -> Game:
+    """A new game (same size and rules) holding ``game``'s stones except ``points``, placed as
+    set-up moves, with the same side to move.  Its history is the set-up only."""
+    remove = set(int(p) for p in points)
+    stones = game.stones().ravel()
+    out = Game(game.size, game.rules)
+    for p in np.flatnonzero(stones):
+        if int(p) not in remove:
+            out.play(int(p), int(stones[p]))
+    out.set_to_move(game.to_move)
+    return out
+
+
+def floating_stones(game: Game) -> list[list[int]]:
+    """Groups that float in an area the other colour encloses: for each empty region, extend it
+    through one colour's stones and through the other's; when one colour's extension reaches at
+    most one empty point the other's does not (no room for two eyes) and holds no more stones
+    than the other's, that colour's stones there are dead.  Ambiguous regions decide nothing.
+    Meant for finished games (an open board is ambiguous everywhere)."""
+    stones = game.stones()
+    flat = stones.ravel()
+    n2 = flat.size
+    nbrs = neighbours(game.size)
+
+    def flood(start: list[int], through: int) -> set[int]:
+        seen = set(start)
+        stack = list(start)
+        while stack:
+            p = stack.pop()
+            for q in nbrs[p]:
+                if q not in seen and flat[q] in (EMPTY, through):
+                    seen.add(q)
+                    stack.append(q)
+        return seen
+
+    dead: set[int] = set()
+    seen_empty = np.zeros(n2, bool)
+    for p in range(n2):
+        if flat[p] != EMPTY or seen_empty[p]:
+            continue
+        region = [q for q in flood([p], EMPTY) if flat[q] == EMPTY]
+        seen_empty[region] = True
+        ext = {c: flood(region, c) for c in (BLACK, WHITE)}
+        inside = {c: [q for q in ext[c] if flat[q] == c] for c in (BLACK, WHITE)}
+        floats = []
+        for c in (BLACK, WHITE):
+            o = other(c)
+            private = sum(1 for q in ext[c] if flat[q] == EMPTY and q not in ext[o])
+            if inside[c] and private <= 1 and len(inside[c]) <= len(inside[o]):
+                floats.append(c)
+        if len(floats) == 1:
+            dead.update(inside[floats[0]])
+    return [pts for _, pts in stone_groups(stones) if pts[0] in dead]
+
+
+def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
+          threshold: float = DEAD_THRESHOLD, ownership: np.ndarray | None = None,
+          finished: bool = True) -> Judgement:
+    """Dead, alive and seki groups of ``game`` and its area score after removing the dead.
+
+    With ``finished`` (the game is over or nearly), :func:`floating_stones` are dead first and
+    the ownership is estimated on the board without them.  ``ownership`` (Black-positive
+    [N, N]) skips the estimate (tests hand-feed it)."""
+    floating = floating_stones(game) if finished and ownership is None else []
+    board = remove_stones(game, [p for g in floating for p in g]) if floating else game
+    if ownership is None:
+        ownership = estimate_ownership(board, evaluator, playouts, seed, method="blend")
+    own = np.asarray(ownership, np.float32).ravel()
+    stones = game.stones()
+    flat = stones.ravel()
+    nbrs = neighbours(game.size)
+    verdict = Judgement(ownership=own.reshape(game.size, game.size))
+    floating_points = {p for g in floating for p in g}
+    undecided = []
+    for color, points in stone_groups(stones):
+        sign = 1.0 if color == BLACK else -1.0
+        mean = sign * float(own[points].mean())
+        if points[0] in floating_points or mean < -threshold:
+            verdict.dead.append(points)
+        elif mean > threshold:
+            verdict.alive.append(points)
+        else:
+            undecided.append((color, points))
+    # Seki: undecided groups of both colours that share a liberty.
+    libs = [{n for p in pts for n in nbrs[p] if flat[n] == EMPTY} for _, pts in undecided]
+    for i, (color, points) in enumerate(undecided):
+        shared = any(c2 != color and libs[i] & libs[j] for j, (c2, _) in enumerate(undecided))
+        (verdict.seki if shared else verdict.alive).append(points)
+    verdict.score = remove_stones(game, verdict.dead_points).score() if verdict.dead else game.score()
+    return verdict

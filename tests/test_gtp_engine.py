@@ -1,0 +1,217 @@
+"""The GTP engine in-process: command parsing, the table, and the game-end decisions (resign,
+pass, clean-up) with hand-made search results."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from engine import coords
+from engine.core import BLACK, WHITE, ChildStats
+from engine.evaluator import UniformEvaluator
+from engine.gtp import (EngineConfig, GTPEngine, GTPError, RESIGN, fixed_handicap_points,
+                        parse_command)
+from engine.player import SearchResult
+
+
+def make_engine(size: int = 9, **kw) -> GTPEngine:
+    ev = UniformEvaluator()
+    cfg = EngineConfig(size=size, visits=8, seed=1, quiet=True, **kw)
+    return GTPEngine(lambda n: ev, cfg, stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def result(move: int, winrate: float = 0.5, visits: int = 100) -> SearchResult:
+    value = 2 * winrate - 1
+    child = ChildStats(move, visits - 1, value, 0.5, value, [move])
+    return SearchResult(move=move, value=value, visits=visits, playouts=visits, evals=visits,
+                        seconds=0.0, children=[child])
+
+
+def setup_walls(eng: GTPEngine, dead: bool = True) -> None:
+    """Black walls column E, White column F; with ``dead``, White B7 and Black H3 inside."""
+    for r in range(1, 10):
+        eng.command(f"play b e{r}")
+        eng.command(f"play w f{r}")
+    if dead:
+        eng.command("play w b7")
+        eng.command("play b h3")
+
+
+def v(text: str, size: int = 9) -> int:
+    return coords.from_gtp(text, size)
+
+
+# -- parsing and the table ------------------------------------------------------------------
+
+@pytest.mark.parametrize("line,expected", [
+    ("", None), ("   ", None), ("# comment", None), ("\t# x", None), ("\r", None),
+    ("name", (None, "name", [])), ("12 name", (12, "name", [])),
+    ("3\tplay  B\t d4 # c", (3, "play", ["B", "d4"])), ("play b d4\r", (None, "play", ["b", "d4"])),
+    ("7", (7, "", [])), ("x\x00y", (None, "xy", [])), ("007 name", (7, "name", [])),
+])
+def test_parse_command(line, expected):
+    assert parse_command(line) == expected
+
+
+def test_table_maps_every_name_to_its_own_handler():
+    names = GTPEngine.COMMANDS
+    assert len(set(names)) == len(names)
+    handlers = [GTPEngine.handler_name(n) for n in names]
+    assert len(set(handlers)) == len(handlers)
+    for h in handlers:
+        assert callable(getattr(GTPEngine, h)), h
+    assert "analyze" not in names and "genmove_analyze" not in names
+
+
+def test_list_and_known_command_come_from_the_table():
+    eng = make_engine()
+    assert eng.command("list_commands").split("\n") == list(GTPEngine.COMMANDS)
+    assert eng.command("known_command kata-analyze") == "true"
+    assert eng.command("known_command kata_analyze") == "false"
+    assert "." in eng.command("version")
+
+
+def test_errors_never_escape():
+    eng = make_engine()
+    with pytest.raises(GTPError, match="unknown command"):
+        eng.command("PLAY b d4")
+    with pytest.raises(GTPError, match="syntax error"):
+        eng.command("play b")
+    with pytest.raises(GTPError, match="illegal move"):
+        eng.command("play b k10")
+    eng.command("play b d4")
+    with pytest.raises(GTPError, match="illegal move"):
+        eng.command("play w D4")
+
+
+def test_komi_survives_boardsize_and_rules_replay_the_game():
+    eng = make_engine()
+    eng.command("komi 0.5")
+    eng.command("boardsize 13")
+    assert eng.game.rules.komi == 0.5
+    eng.command("play b d4")
+    eng.command("goengine-rules tromp-taylor")
+    assert eng.game.rules.name == "tromp-taylor" and len(eng.game.moves) == 1
+    assert eng.game.rules.komi == 0.5
+
+
+def test_fixed_handicap_table():
+    assert [coords.to_gtp(p, 19) for p in fixed_handicap_points(19, 9)] == \
+        "D4 Q16 D16 Q4 D10 Q10 K4 K16 K10".split()
+    assert [coords.to_gtp(p, 9) for p in fixed_handicap_points(9, 2)] == ["C3", "G7"]
+    for size, bad in ((19, 10), (19, 1), (8, 5), (7, 5), (6, 2)):
+        with pytest.raises(ValueError):
+            fixed_handicap_points(size, bad)
+
+
+def test_handicap_leaves_white_to_move_and_counts():
+    eng = make_engine()
+    eng.command("fixed_handicap 4")
+    assert eng.game.to_move == WHITE and eng._handicap_count() == 4
+    eng.command("clear_board")
+    assert eng._handicap_count() == 0
+    for vtx in ("c3", "g7", "c7"):     # handicap as plain plays, as Sabaki may send it
+        eng.command(f"play b {vtx}")
+    eng.command("play w e5")
+    assert eng._handicap_count() == 3
+
+
+# -- game end -------------------------------------------------------------------------------
+
+def test_pass_that_would_lose_by_raw_count_becomes_a_capture():
+    eng = make_engine()
+    setup_walls(eng)
+    eng.command("play w pass")
+    game = eng.game
+    assert game.score() < 0                      # raw Tromp-Taylor: White wins
+    assert eng._judge().score > 0                # dead stones removed: Black wins
+    move = eng._choose(game, BLACK, result(game.pass_point))
+    assert move in {v("a7"), v("c7"), v("b8"), v("b6")}, coords.to_gtp(move, 9)
+
+
+def test_pass_when_losing_anyway_is_kept():
+    eng = make_engine(komi=30.5)
+    setup_walls(eng)
+    eng.command("play w pass")
+    move = eng._choose(eng.game, BLACK, result(eng.game.pass_point))
+    assert move == eng.game.pass_point
+
+
+def test_opponent_passed_and_passing_wins():
+    eng = make_engine()
+    setup_walls(eng, dead=False)
+    eng.command("play w pass")
+    assert eng.game.score() > 0
+    assert eng._choose(eng.game, BLACK, result(v("a9"))) == eng.game.pass_point
+    # Not when passing would lose.
+    eng.command("undo")
+    eng.command("play b pass")
+    assert eng._choose(eng.game, WHITE, result(v("a9"))) == v("a9")
+
+
+def test_raw_count_win_with_dead_stones_passes_only_under_tromp_taylor():
+    eng = make_engine()
+    setup_walls(eng)
+    eng.command("play b pass")                   # White to move: raw count wins, judged loses
+    assert eng._choose(eng.game, WHITE, result(v("a9"))) == v("a9")
+    eng.command("goengine-rules tromp-taylor")
+    assert eng._choose(eng.game, WHITE, result(v("a9"))) == eng.game.pass_point
+
+
+def test_cleanup_never_passes_while_dead_stones_remain():
+    eng = make_engine(komi=30.5)                 # Black loses anyway: genmove would pass
+    setup_walls(eng)
+    eng.command("play w pass")
+    move = eng._choose(eng.game, BLACK, result(eng.game.pass_point), cleanup=True)
+    assert move in {v("a7"), v("c7"), v("b8"), v("b6")}
+
+
+def test_resignation_threshold_early_game_and_handicap():
+    eng = make_engine(resign=0.05)
+    game = eng.game
+    assert not eng._should_resign(game, BLACK, result(0, winrate=0.01))   # move 0: too early
+    for i in range(12):                      # 24 moves: past a quarter of 81 points
+        eng.command(f"play b {coords.to_gtp(i, 9)}")
+        eng.command(f"play w {coords.to_gtp(80 - i, 9)}")
+    assert eng._should_resign(game, WHITE, result(0, winrate=0.035))
+    assert not eng._should_resign(game, WHITE, result(0, winrate=0.06))
+    eng.handicap = [v("c3"), v("g7"), v("c7"), v("g3")]
+    assert not eng._should_resign(game, WHITE, result(0, winrate=0.035))  # handicap game
+    assert eng._should_resign(game, WHITE, result(0, winrate=0.01))
+    assert eng._should_resign(game, BLACK, result(0, winrate=0.035))      # Black: normal
+    eng.config.resign = 0.0
+    assert not eng._should_resign(game, WHITE, result(0, winrate=0.0))
+
+
+def test_genmove_resigns_in_a_hopeless_position():
+    class Hopeless(UniformEvaluator):
+        """Black always loses: lz18 plane 16 is all ones when Black is to move."""
+
+        def evaluate(self, planes, keys=None):
+            ev = super().evaluate(planes, keys)
+            black = np.asarray(planes)[:, 16, 0, 0] == 1
+            return ev._replace(value=np.where(black, -1.0, 1.0).astype(np.float32))
+
+    ev = Hopeless(feature_set="lz18")
+    eng = GTPEngine(lambda n: ev, EngineConfig(size=9, visits=16, seed=1, quiet=True),
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    assert eng.command("reg_genmove b") != "resign"      # too early to resign
+    for i in range(12):
+        eng.command(f"play b {coords.to_gtp(18 + i, 9)}")
+        eng.command(f"play w {coords.to_gtp(45 + i, 9)}")
+    assert eng.command("genmove b") == "resign"
+    assert eng.resigned == BLACK
+    assert "RE[W+R]" in eng.command("printsgf")
+
+
+def test_final_status_lists_partition_the_stones():
+    eng = make_engine()
+    setup_walls(eng)
+    stones = set()
+    for status in ("alive", "dead", "seki"):
+        text = eng.command(f"final_status_list {status}")
+        stones |= {v(t) for t in text.split()}
+    assert stones == {p for p in range(81) if eng.game.stones().ravel()[p]}
+    assert eng.command("final_status_list dead").split() == ["B7", "H3"]
+    assert eng.command("final_score") == "B+1.5"

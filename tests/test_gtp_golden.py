@@ -1,0 +1,102 @@
+"""Golden GTP transcripts: ``tests/gtp/NAME.gtp`` is fed to ``python -m engine`` and its stdout
+must equal ``tests/gtp/NAME.out`` byte for byte.
+
+The first line of each ``.gtp`` file is ``# args: ...`` (the engine's command line; fixed seed,
+one thread, ``--weights uniform``).  The engine runs in ``tests/gtp`` so SGF paths are relative
+to it.  A command whose line carries the comment ``# volatile`` (e.g. ``cputime``) must answer
+successfully, but its reply text is not compared.  The whole file is written at once, so
+analysis commands stop at the next line after ``analysis_min_visits``: deterministic output.
+
+Regenerate the expected files after a deliberate change with::
+
+    GTP_GOLDEN_UPDATE=1 python -m pytest tests/test_gtp_golden.py
+
+and review the diff.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "gtp"
+CASES = sorted(p.stem for p in GOLDEN.glob("*.gtp"))
+UPDATE = os.environ.get("GTP_GOLDEN_UPDATE") == "1"
+
+
+def engine_args(path: Path) -> list[str]:
+    first = path.read_bytes().split(b"\n", 1)[0].decode()
+    m = re.match(r"#\s*args:(.*)", first)
+    assert m, f"{path.name}: the first line must be '# args: ...'"
+    return shlex.split(m.group(1))
+
+
+def volatile_ids(path: Path) -> set[str]:
+    ids = set()
+    for line in path.read_text().splitlines():
+        m = re.match(r"\s*(\d+)\s.*#\s*volatile", line)
+        if m:
+            ids.add(str(int(m.group(1))))
+    return ids
+
+
+def mask_volatile(output: str, ids: set[str]) -> str:
+    """Replaces the text of successful replies to the ``ids`` by ``<volatile>``."""
+    blocks = output.split("\n\n")
+    out = []
+    for block in blocks:
+        m = re.match(r"=(\d+)( .*)?$", block, re.S)
+        if m and m.group(1) in ids:
+            block = f"={m.group(1)} <volatile>"
+        out.append(block)
+    return "\n\n".join(out)
+
+
+def run_engine(path: Path, timeout: float = 50.0) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "engine", "--quiet", *engine_args(path)],
+                          input=path.read_bytes(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=GOLDEN, env=env, timeout=timeout)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_transcript(case: str) -> None:
+    gtp = GOLDEN / f"{case}.gtp"
+    expected_path = GOLDEN / f"{case}.out"
+    proc = run_engine(gtp)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    actual = proc.stdout.decode()
+    ids = volatile_ids(gtp)
+    if UPDATE:
+        expected_path.write_text(mask_volatile(actual, ids))
+    assert expected_path.exists(), f"missing {expected_path.name}: run with GTP_GOLDEN_UPDATE=1"
+    expected = expected_path.read_text()
+    assert mask_volatile(actual, ids) == expected
+
+
+def test_every_command_is_covered() -> None:
+    """Each command in list_commands appears in some golden transcript."""
+    from engine.gtp import GTPEngine
+
+    text = "\n".join(p.read_text() for p in GOLDEN.glob("*.gtp"))
+    used = set(re.findall(r"^\s*(?:\d+\s+)?(\S+)", text, re.M))
+    missing = [c for c in GTPEngine.COMMANDS if c not in used]
+    assert not missing, f"commands without a golden transcript: {missing}"
+
+
+def test_framing_of_every_reply() -> None:
+    """Every reply in the expected files is '=id'/'?id' + text, then exactly one empty line."""
+    for out in GOLDEN.glob("*.out"):
+        text = out.read_text()
+        assert text == "" or text.endswith("\n\n"), out.name
+        assert "\n\n\n" not in text, out.name
+        for block in text[:-2].split("\n\n") if text else []:
+            assert re.match(r"[=?]\d*( |\n|$)", block), (out.name, block[:80])
+            for line in block.split("\n"):
+                assert line == line.rstrip(), (out.name, line)
