@@ -9,7 +9,7 @@ says how long the next move may think:
 system          budget
 ==============  ===============================================================================
 none            ``None`` (no limit: the engine's visit/time settings decide)
-absolute        (main left - lag) / expected own moves left
+absolute        main left / expected own moves left - lag
 byo-yomi        in main time: main left / moves left + half a period, never more than main left
 (Japanese)      + period - lag; in byo-yomi: period - lag (a period is never spent)
 Canadian        in main time: as above with the per-stone share of the byo-yomi block; in
@@ -158,11 +158,11 @@ class TimeControl:
     # -- budgets -----------------------------------------------------------------------------
     @staticmethod
     def moves_left(size: int, move_number: int) -> float:
-        """Expected moves still to play by one side: from about 0.4 * N*N at the start down to a
-        floor of max(5, N*N / 12)."""
+        """Expected moves still to play by one side: half of the N*N plies a long game lasts,
+        less those played, never below max(5, N*N / 8)."""
         area = size * size
-        expected = (0.8 * area - move_number) / 2.0
-        return max(expected, max(5.0, area / 12.0))
+        expected = (area - move_number) / 2.0
+        return max(expected, max(5.0, area / 8.0))
 
     def budget(self, color: int, size: int, move_number: int) -> float | None:
         """Seconds the next move of ``color`` may use, or None when there is no time limit."""
@@ -172,8 +172,7 @@ class TimeControl:
         moves = self.moves_left(size, move_number)
         lag = self.lag
         if self.system == ABSOLUTE:
-            usable = clock.main - lag
-            b = usable / moves
+            b = min(clock.main / moves - lag, clock.main - lag)
         elif not clock.in_overtime:
             per_move = self.byo_time if self.system == BYOYOMI else self.byo_time / max(1, self.byo_stones)
             b = clock.main / moves + 0.5 * per_move
