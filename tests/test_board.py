@@ -671,3 +671,11 @@ def test_two_passes_end_the_game() -> None:
     assert game.passes == 1 and not game.is_over
     play_gtp(game, "pass")
     assert game.passes == 2 and game.is_over
+
+
+def test_many_passes_keep_the_game_over() -> None:
+    # The pass counter must not wrap (it was an int16: after 32,767 passes is_over went False).
+    game = Game(2, CHINESE)
+    for _ in range(33_000):
+        game.play(4)
+    assert game.is_over and game.passes >= 2
