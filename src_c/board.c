@@ -190,7 +190,7 @@ void board_play(board_t *b, int v, int c) {
     b->move_count++;
     b->to_move = (uint8_t)board_other(c);
     if (v == BOARD_PASS) {
-        b->passes++;
+        if (b->passes < 2) b->passes++;   /* only "two or more" matters; never wraps */
         b->ko = BOARD_NONE;
         return;
     }

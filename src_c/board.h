@@ -40,7 +40,7 @@ typedef struct {
     int16_t ko;                          /* point the side in ko_color may not play, or BOARD_NONE */
     uint8_t ko_color;                    /* colour barred from ko (the opponent of the capturer) */
     uint8_t to_move;                     /* BLACK or WHITE */
-    int16_t passes;                      /* consecutive passes just played */
+    int16_t passes;                      /* consecutive passes just played, saturating at 2 */
     int16_t nempty;                      /* number of empty points */
     int32_t move_count;                  /* moves (incl. passes) played on this board */
     int32_t captures[3];                 /* stones captured BY colour (index BLACK/WHITE) */

@@ -89,7 +89,8 @@ ffibuilder.cdef(CDEF)
 _flags = ["-std=c99", "-O3", "-Wall", "-Wextra", "-Werror", "-fno-strict-aliasing"]
 _link = []
 if os.environ.get("GOENGINE_SANITIZE"):
-    _flags = ["-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall", "-Wextra", "-Werror",
+    # -fno-wrapv: Python's own CFLAGS carry -fwrapv, which would hide signed overflow from UBSan.
+    _flags = ["-std=c99", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-wrapv", "-Wall", "-Wextra", "-Werror",
               "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
     _link = ["-fsanitize=address,undefined"]
 
