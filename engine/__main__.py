@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
+DEFAULT_VISITS = 400      # engine.gtp.DEFAULT_VISITS (not imported: --help stays fast)
 
 
 def _positive_int(text: str) -> int:
@@ -34,20 +35,45 @@ def _positive_int(text: str) -> int:
 
 def _nonneg_float(text: str) -> float:
     value = float(text)
-    if not value >= 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a finite number >= 0")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _nonneg_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be > 0")
+    return value
+
+
+def _winrate(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError("must be a winrate from 0 (never resign) to below 1")
     return value
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m engine",
-        description="A Go engine speaking GTP (Go Text Protocol) on stdin/stdout. Give it to "
-                    "Sabaki, Lizzie, GoGui, gogui-twogtp or a KGS/OGS bridge as the engine command.",
+        description="A Go engine speaking GTP (Go Text Protocol) on stdin/stdout.\n"
+                    "Give this command line to Sabaki, Lizzie, GoGui, gogui-twogtp or a KGS/OGS\n"
+                    "bridge as the engine.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Search limits: a move stops at whichever of --visits, --playouts and --time comes "
-               "first, and under a clock (time_settings / kgs-time_settings) never later than the "
-               f"clock allows. With none of them and no clock, {400} visits per move.")
+        epilog=f"""search limits:
+  A move stops at whichever of --visits, --playouts and --time comes first, and under a
+  clock (time_settings, kgs-time_settings, time_left) never later than the clock allows
+  minus --lag-buffer.  With none of them and no clock: {DEFAULT_VISITS} visits per move.
+
+GTP:
+  The GTP v2 core plus undo, gg-undo, showboard, final_score, final_status_list, handicap
+  (fixed_handicap, place_free_handicap, set_free_handicap), clocks, loadsgf, printsgf,
+  kgs-rules and goengine-rules (chinese | tromp-taylor), kgs-genmove_cleanup, the analysis
+  commands lz-analyze, kata-analyze, lz-genmove_analyze, kata-genmove_analyze (stopped by
+  any input line), GoGui's gogui-analyze_commands and gogui-interrupt ('# interrupt' ends a
+  genmove early), cputime.  'list_commands' prints them all.
+""")
     p.add_argument("--weights", metavar="PATH|uniform|random",
                    help="network to play with: one of our .pt weights files, a Leela Zero weights "
                         "file (.gz or .txt; 19x19 only), 'uniform' (no network: uniform policy, "
@@ -62,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--visits", type=_positive_int,
                    help="root visits per move, counting visits kept from the previous move's tree")
     p.add_argument("--playouts", type=_positive_int, help="new visits per move (tree reuse not counted)")
-    p.add_argument("--time", type=float, metavar="SECONDS",
+    p.add_argument("--time", type=_positive_float, metavar="SECONDS",
                    help="seconds per move (a clock set by the controller may allow less)")
     p.add_argument("--threads", type=_positive_int,
                    help="torch threads for the network (default: torch's own choice)")
@@ -70,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="most positions per network call (default 16)")
     p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
                                     "(default: CUDA when available)")
-    p.add_argument("--resign", type=_nonneg_float, default=0.05, metavar="WINRATE",
+    p.add_argument("--resign", type=_winrate, default=0.05, metavar="WINRATE",
                    help="resign when the winrate falls below this (default 0.05; 0 never resigns). "
                         "Not in the first quarter of the game; later in handicap games as White")
     p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
@@ -87,16 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- evaluators ---------------------------------------------------------------------------------
 
-def default_weights_path(size: int, directory: Path = WEIGHTS_DIR) -> Path | None:
-    """The shipped weights file for ``size``, or None (see the module docstring)."""
-    try:
-        from engine import weights as weights_mod
-        finder = getattr(weights_mod, "default_for_size", None)
-    except ImportError:
-        finder = None
-    if finder is not None:
-        found = finder(size)
-        return Path(found) if found else None
+def default_weights_path(size: int, directory: Path | None = None) -> Path | None:
+    """The shipped weights file for ``size``, or None (see the module docstring).  With
+    ``directory`` (tests), only that folder is searched."""
+    if directory is None:
+        try:
+            from engine import weights as weights_mod
+            finder = getattr(weights_mod, "default_for_size", None)
+        except ImportError:
+            finder = None
+        if finder is not None:
+            found = finder(size)
+            return Path(found) if found else None
+        directory = WEIGHTS_DIR
     if not directory.is_dir():
         return None
     for manifest in sorted(directory.glob("*.json")):

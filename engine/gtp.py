@@ -21,7 +21,8 @@ Built to /work/shared/GTP.md (what Sabaki, Lizzie, GoGui and gogui-twogtp send a
   lose by raw Tromp-Taylor count although the judged score (dead stones removed,
   :mod:`engine.scoring`) wins, the engine captures dead stones instead; when the opponent has
   passed and passing now wins (by raw count, and by the judged score unless the rules are
-  Tromp-Taylor), the engine passes and ends the game.
+  Tromp-Taylor), the engine passes and ends the game; when the opponent has passed, the judged
+  score loses and no move's winrate beats 55%, it passes too rather than fill the board.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ ENGINE_NAME = "goengine"
 RESIGN = -1                   # pseudo-move returned by the move choice
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 MAX_SGF_BYTES = 8 << 20
+HOPE_MARGIN = 0.05            # after the opponent's pass, play on in a lost game only above 55%
 
 _ID = re.compile(r"[0-9]+")
 _VERTEX_SHAPE = re.compile(r"[A-Za-z][0-9]+")
@@ -996,10 +998,20 @@ class GTPEngine:
                     return alt
             return move
         opponent_passed = bool(game.moves) and game.moves[-1] == (other(color), pass_point)
-        if opponent_passed and not cleanup and self._pass_wins(game, color):
-            self.info("the opponent passed and passing wins: passing")
-            return pass_point
+        if opponent_passed and not cleanup:
+            if self._pass_wins(game, color):
+                self.info("the opponent passed and passing wins: passing")
+                return pass_point
+            if self._hopeless(game, color, result):
+                self.info("the opponent passed, the game is lost and the search sees no way back: passing")
+                return pass_point
         return move
+
+    def _hopeless(self, game: Game, color: int, result: SearchResult) -> bool:
+        """The judged score loses and no move's winrate is clearly better than even: playing on
+        after the opponent's pass would only fill the board."""
+        best = max([result.winrate] + [c.winrate for c in result.children if c.visits > 0])
+        return best < 0.5 + HOPE_MARGIN and not self._wins(self._judge(game).score, color)
 
     def _cleanup_move(self, game: Game, color: int, result: SearchResult,
                       verdict: scoring.Judgement) -> Optional[int]:

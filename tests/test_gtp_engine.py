@@ -144,19 +144,21 @@ def test_opponent_passed_and_passing_wins():
     eng.command("play w pass")
     assert eng.game.score() > 0
     assert eng._choose(eng.game, BLACK, result(v("a9"))) == eng.game.pass_point
-    # Not when passing would lose.
+    # Not when passing would lose and the search still sees chances.
     eng.command("undo")
     eng.command("play b pass")
-    assert eng._choose(eng.game, WHITE, result(v("a9"))) == v("a9")
+    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.7)) == v("a9")
+    # A lost game with no hope in sight: accept the opponent's pass.
+    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.5)) == eng.game.pass_point
 
 
 def test_raw_count_win_with_dead_stones_passes_only_under_tromp_taylor():
     eng = make_engine()
     setup_walls(eng)
     eng.command("play b pass")                   # White to move: raw count wins, judged loses
-    assert eng._choose(eng.game, WHITE, result(v("a9"))) == v("a9")
+    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.7)) == v("a9")
     eng.command("goengine-rules tromp-taylor")
-    assert eng._choose(eng.game, WHITE, result(v("a9"))) == eng.game.pass_point
+    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.7)) == eng.game.pass_point
 
 
 def test_cleanup_never_passes_while_dead_stones_remain():

@@ -58,20 +58,36 @@ def mask_volatile(output: str, ids: set[str]) -> str:
     return "\n\n".join(out)
 
 
-def run_engine(path: Path, timeout: float = 50.0) -> subprocess.CompletedProcess:
+def start_engine(path: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "engine", "--quiet", *engine_args(path)],
-                          input=path.read_bytes(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          cwd=GOLDEN, env=env, timeout=timeout)
+    return subprocess.Popen([sys.executable, "-m", "engine", "--quiet", *engine_args(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=GOLDEN, env=env)
+
+
+@pytest.fixture(scope="module")
+def transcripts() -> dict[str, tuple[int, str, str]]:
+    """Runs every transcript at once (start-up dominates; the engines run in parallel):
+    case -> (exit status, stdout, stderr)."""
+    procs = {case: start_engine(GOLDEN / f"{case}.gtp") for case in CASES}
+    out = {}
+    for case, proc in procs.items():
+        try:
+            stdout, stderr = proc.communicate((GOLDEN / f"{case}.gtp").read_bytes(), timeout=50)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            stderr += b"\n[timed out]"
+        out[case] = (proc.returncode, stdout.decode(), stderr.decode(errors="replace"))
+    return out
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_golden_transcript(case: str) -> None:
+def test_golden_transcript(case: str, transcripts) -> None:
     gtp = GOLDEN / f"{case}.gtp"
     expected_path = GOLDEN / f"{case}.out"
-    proc = run_engine(gtp)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
-    actual = proc.stdout.decode()
+    returncode, actual, stderr = transcripts[case]
+    assert returncode == 0, stderr[-2000:]
     ids = volatile_ids(gtp)
     if UPDATE:
         expected_path.write_text(mask_volatile(actual, ids))
