@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from pathlib import Path
@@ -228,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         factory = make_evaluator_factory(args, warn)
         gtp = GTPEngine(factory, config, log=log)
+        gtp.warm_up()
     except (ValueError, OSError) as exc:
         warn(f"error: {exc}")
         return 2

@@ -389,6 +389,12 @@ class GTPEngine:
         self.game = Game(self.config.size, Rules.preset(self.config.rules, self.config.komi))
         self._use_evaluator(self.config.size)
 
+    def warm_up(self) -> None:
+        """One evaluation of the current position, so the first genmove does not pay for the
+        network's first call (allocation, kernel selection, CUDA start-up) on its clock."""
+        fs = getattr(self.evaluator, "feature_set", "rich")
+        self.evaluator.evaluate(self.game.features(fs)[None])
+
     # -- plumbing ---------------------------------------------------------------------------
     @classmethod
     def handler_name(cls, name: str) -> str:
@@ -1157,9 +1163,9 @@ class GTPEngine:
         game = self.game.copy()
         if game.to_move != opts.color:
             game.set_to_move(opts.color)
+        self._stream_begin()                  # '=' at once; the ownership may take a moment
         ownership = self._ownership_text(game) if kind == "kata" and opts.ownership else None
         scores: dict[int, Optional[float]] = {}
-        self._stream_begin()
 
         def emit(tree) -> None:
             self._stream_line(self._info_line(kind, tree, game, opts, scores, ownership))
@@ -1179,11 +1185,11 @@ class GTPEngine:
         opts = self._analysis_options(args, need_color=True)
         game_before = self.game.copy()
         game_before.set_to_move(opts.color)
+        self._stream_begin()
         ownership = None
         if kind == "kata" and opts.ownership:
             ownership = self._ownership_text(game_before)
         scores: dict[int, Optional[float]] = {}
-        self._stream_begin()
 
         def emit(tree) -> None:
             self._stream_line(self._info_line(kind, tree, game_before, opts, scores, ownership))

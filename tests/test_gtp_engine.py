@@ -10,7 +10,7 @@ import pytest
 from engine import coords
 from engine.core import BLACK, WHITE, ChildStats
 from engine.evaluator import UniformEvaluator
-from engine.gtp import (EngineConfig, GTPEngine, GTPError, RESIGN, fixed_handicap_points,
+from engine.gtp import (EngineConfig, GTPEngine, GTPError, fixed_handicap_points,
                         parse_command)
 from engine.player import SearchResult
 

@@ -9,6 +9,7 @@ dead stones with its own reading; ours with floating-stone analysis plus random 
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 
@@ -16,7 +17,7 @@ import pytest
 
 from gtp_process import EngineProcess
 
-GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if shutil.os.path.exists("/usr/games/gnugo") else None)
+GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
 TOLERANCE = 3.0
 MAX_PLIES = 250
 
