@@ -27,6 +27,7 @@ Built to /work/shared/GTP.md (what Sabaki, Lizzie, GoGui and gogui-twogtp send a
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import os
 import re
@@ -49,6 +50,7 @@ ENGINE_NAME = "goengine"
 RESIGN = -1                   # pseudo-move returned by the move choice
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 MAX_SGF_BYTES = 8 << 20
+MAX_LINE_BYTES = 1 << 20      # a longer input line is cut into pieces (each a bad command)
 HOPE_MARGIN = 0.05            # after the opponent's pass, play on in a lost game only above 55%
 
 _ID = re.compile(r"[0-9]+")
@@ -110,8 +112,14 @@ class InputReader:
                 if pending:
                     yield pending
                 return
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
+            if b"\n" not in chunk:
+                pending += chunk
+                if len(pending) > MAX_LINE_BYTES:     # no newline in sight: cut it here
+                    yield pending
+                    pending = b""
+                continue
+            *lines, rest = (pending + chunk).split(b"\n")
+            pending = rest
             for line in lines:
                 yield line + b"\n"
 
@@ -411,7 +419,6 @@ class GTPEngine:
         self.player = self._players[key]
 
     def _search_params(self) -> SearchParams:
-        import dataclasses
         return dataclasses.replace(self.config.search, resign_threshold=-1.0)
 
     def _write(self, text: str) -> None:
@@ -1354,7 +1361,6 @@ class GTPEngine:
             self._set_rules(self._rules_named(value))
         else:
             v = self._float(value)
-            import dataclasses
             cfg.search = dataclasses.replace(cfg.search, **{key: v})
             for p in self._players.values():
                 p.set_params(self._search_params())
