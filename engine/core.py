@@ -281,6 +281,19 @@ class Game:
         lib.game_area(self._ptr, ffi.from_buffer("uint8_t[]", out))
         return out.reshape(self.size, self.size).astype(np.int8)
 
+    def playout_ownership(self, playouts: int = 32, seed: int = 0,
+                          max_moves: int | None = None) -> np.ndarray:
+        """Black-positive ownership float32 [N, N]: the mean final area (+1 Black, -1 White,
+        0 neutral) of ``playouts`` random playouts from this position (legal moves that do not
+        fill the mover's own eyes, to two passes; half of them start with each colour)."""
+        if playouts < 1:
+            raise ValueError("playouts must be >= 1")
+        out = np.zeros(self.size * self.size, np.float32)
+        lib.game_playout_ownership(self._ptr, int(playouts), seed & 0xFFFFFFFFFFFFFFFF,
+                                   0 if max_moves is None else int(max_moves),
+                                   ffi.from_buffer("float[]", out))
+        return out.reshape(self.size, self.size)
+
     def features(self, feature_set: str = "rich", out: np.ndarray | None = None) -> np.ndarray:
         """Input planes float32 [P, N, N] for the side to move (see src_c/features.h)."""
         fid = _feature_id(feature_set)

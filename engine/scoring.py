@@ -19,7 +19,6 @@ given ``seed`` and position.
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,81 +153,12 @@ def net_ownership(game: Game, evaluator) -> np.ndarray | None:
     return np.clip(avg, -1.0, 1.0).reshape(game.size, game.size)
 
 
-def _diagonals(size: int) -> tuple[list[list[int]], list[bool]]:
-    """Diagonal neighbours of every point, and whether the point is on the edge."""
-    diags, edge = [], []
-    for p in range(size * size):
-        r, c = divmod(p, size)
-        diags.append([(r + dr) * size + c + dc for dr in (-1, 1) for dc in (-1, 1)
-                      if 0 <= r + dr < size and 0 <= c + dc < size])
-        edge.append(r in (0, size - 1) or c in (0, size - 1))
-    return diags, edge
-
-
-def _is_eye(stones: list[int], p: int, color: int, nbrs, diags, edge) -> bool:
-    for n in nbrs[p]:
-        if stones[n] != color:
-            return False
-    opp = 3 - color
-    bad = 0
-    for d in diags[p]:
-        if stones[d] == opp:
-            bad += 1
-    return bad == 0 or (bad == 1 and not edge[p])
-
-
 def playout_ownership(game: Game, playouts: int = 32, seed: int = 0,
                       max_moves: int | None = None) -> np.ndarray:
     """Black-positive ownership [N, N]: the mean final area (+1 Black, -1 White, 0 neutral) of
-    ``playouts`` games finished from ``game`` with uniformly random legal moves that do not fill
-    the mover's own eyes; a side passes only when it has no such move."""
-    size = game.size
-    n2 = size * size
-    max_moves = 3 * n2 if max_moves is None else max_moves
-    rng = random.Random(f"{seed}:{game.hash}:{len(game.moves)}:{size}")
-    nbrs = neighbours(size)
-    diags, edge = _diagonals(size)
-    total = np.zeros(n2, np.float64)
-    for i in range(max(1, playouts)):
-        g = game.copy()
-        g.set_to_move(BLACK if i % 2 == 0 else WHITE)   # half the playouts start with each side
-        stones = g.stones().ravel().tolist()
-        empties = [p for p in range(n2) if stones[p] == EMPTY]
-        captured = g.captures(BLACK) + g.captures(WHITE)
-        passes = 0
-        for _step in range(max_moves):
-            color = g.to_move
-            k = len(empties)
-            move = -1
-            while k > 0:
-                i = int(rng.random() * k)
-                p = empties[i]
-                if not _is_eye(stones, p, color, nbrs, diags, edge) and g.is_legal(p, color):
-                    move = i
-                    break
-                k -= 1
-                empties[i], empties[k] = empties[k], empties[i]
-            if move < 0:
-                g.play(n2, color)
-                passes += 1
-                if passes >= 2:
-                    break
-                continue
-            passes = 0
-            p = empties[move]
-            g.play(p, color)
-            now = g.captures(BLACK) + g.captures(WHITE)
-            if now != captured:
-                captured = now
-                stones = g.stones().ravel().tolist()
-                empties = [q for q in range(n2) if stones[q] == EMPTY]
-            else:
-                stones[p] = color
-                empties[move] = empties[-1]
-                empties.pop()
-        area = g.area().ravel()
-        total += (area == BLACK).astype(np.float64) - (area == WHITE)
-    return (total / max(1, playouts)).astype(np.float32).reshape(size, size)
+    ``playouts`` games finished from ``game`` with random legal moves that do not fill the
+    mover's own eyes (the C core's playouts; half start with each colour)."""
+    return game.playout_ownership(playouts, seed=seed + len(game.moves), max_moves=max_moves)
 
 
 def estimate_ownership(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,

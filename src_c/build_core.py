@@ -47,6 +47,8 @@ void features_game(int set, const game_t *g, float *out);
 uint64_t features_game_key(int set, const game_t *g);
 
 int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out);
+int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max_moves,
+                           float *ownership);
 
 typedef struct {
     float c_puct; float c_puct_base; float c_puct_factor; float fpu_reduction;
