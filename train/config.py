@@ -3,7 +3,7 @@
 Each field carries its command-line help, so ``python -m train.loop --help`` and the saved
 config cannot drift apart.  Defaults suit 9x9 on a laptop CPU:
 
-- net 6 blocks x 64 filters (~0.45 M parameters): big enough to learn 9x9 life and death and
+- net 6 blocks x 64 filters (~0.5 M parameters): big enough to learn 9x9 life and death and
   shape (KataGo's smallest nets are b6c96; Leela Zero began at 6x128 on 19x19), small enough
   that a 4-8 core laptop evaluates a few thousand 9x9 positions a second;
 - 100 visits per move (AlphaZero used 800 on 19x19; 9x9 games are short and a weak early net
@@ -64,7 +64,7 @@ class RunConfig:
                              choices=("discard", "finish", "switch"))
     cache_size: int = _opt(200_000, "self-play evaluation cache entries")
     inference_dtype: str = _opt("auto", "self-play network dtype: auto (bf16 on CUDA, fp32 on CPU), "
-                                        "fp32, bf16, fp16")
+                                        "fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     selfplay_workers: int = _opt(1, "self-play processes")
     # training
     window: int = _opt(10_000, "replay window: the most recent games sampled from")
@@ -84,7 +84,7 @@ class RunConfig:
     score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
     checkpoint_every: int = _opt(100, "training steps between checkpoints (each one a new model)")
     train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA, fp32 on "
-                                  "CPU), fp32, bf16, fp16")
+                                  "CPU), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
     # machine
     seed: int = _opt(1, "random seed of the run (initial network, games, sampling)")

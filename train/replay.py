@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
+import torch
+import torch.utils.data
 
 from engine import symmetry
 from train.records import GameRecord, positions, read_npz
@@ -160,12 +162,20 @@ class BatchLoader:
         self.busy_seconds = 0.0
         self._stop = threading.Event()
         self._queue: queue.Queue = queue.Queue(maxsize=max(1, prefetch))
+        self._args = (seed, prefetch, refresh_s)
+        self._iter: Iterator | None = None
+        self._thread: threading.Thread | None = None
+        self._rng = np.random.default_rng(seed)
+
+    def _start(self) -> None:
+        """Starts the producers at the first request, so no batch is made from the small window
+        of a run that is still gathering its first games."""
+        seed, prefetch, refresh_s = self._args
         if self.workers > 0:
-            self._iter = iter(_torch_loader(window.run_dir.root, window.capacity, window.board_size,
-                                            batch, feature_set, seed, self.workers, prefetch, refresh_s))
-            self._thread = None
+            w = self.window
+            self._iter = iter(_torch_loader(w.run_dir.root, w.capacity, w.board_size, self.batch,
+                                            self.feature_set, seed, self.workers, prefetch, refresh_s))
         else:
-            self._rng = np.random.default_rng(seed)
             self._thread = threading.Thread(target=self._produce, name="batch-loader", daemon=True)
             self._thread.start()
 
@@ -186,7 +196,10 @@ class BatchLoader:
                     continue
 
     def next(self, timeout: float | None = None) -> dict[str, np.ndarray]:
-        if self._thread is None:
+        """The next batch; ``queue.Empty`` after ``timeout`` seconds without one (thread mode)."""
+        if self._thread is None and self._iter is None:
+            self._start()
+        if self._iter is not None:
             t0 = time.perf_counter()
             b = next(self._iter)
             b = {k: v.numpy() if hasattr(v, "numpy") else v for k, v in b.items()}
@@ -207,28 +220,34 @@ class BatchLoader:
             self._thread.join(timeout=2.0)
 
 
+class _Stream(torch.utils.data.IterableDataset):
+    """Endless batches for torch DataLoader workers; each worker follows the run directory with
+    its own window and random stream."""
+
+    def __init__(self, root, capacity, board_size, batch, feature_set, seed, refresh_s):
+        self.args = (root, capacity, board_size, batch, feature_set, seed, refresh_s)
+
+    def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
+        root, capacity, board_size, batch, feature_set, seed, refresh_s = self.args
+        info = torch.utils.data.get_worker_info()
+        rng = np.random.default_rng([seed, info.id if info is not None else 0])
+        window = ReplayWindow(root, capacity, board_size)
+        last = 0.0
+        while True:
+            if time.monotonic() - last > refresh_s or window.positions == 0:
+                window.refresh()
+                last = time.monotonic()
+                if window.positions == 0:
+                    time.sleep(0.2)
+                    continue
+            t0 = time.perf_counter()
+            b = make_batch(window, batch, feature_set, rng)
+            b["_seconds"] = np.float64(time.perf_counter() - t0)
+            yield b
+
+
 def _torch_loader(root, capacity, board_size, batch, feature_set, seed, workers, prefetch, refresh_s):
-    import torch
-    from torch.utils.data import DataLoader, IterableDataset
-
-    class _Stream(IterableDataset):
-        def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
-            info = torch.utils.data.get_worker_info()
-            wid = info.id if info is not None else 0
-            rng = np.random.default_rng([seed, wid])
-            window = ReplayWindow(root, capacity, board_size)
-            last = 0.0
-            while True:
-                if time.monotonic() - last > refresh_s or window.positions == 0:
-                    window.refresh()
-                    last = time.monotonic()
-                    if window.positions == 0:
-                        time.sleep(0.2)
-                        continue
-                t0 = time.perf_counter()
-                b = make_batch(window, batch, feature_set, rng)
-                b["_seconds"] = np.float64(time.perf_counter() - t0)
-                yield b
-
-    return DataLoader(_Stream(), batch_size=None, num_workers=workers, prefetch_factor=prefetch,
-                      persistent_workers=True, multiprocessing_context="spawn")
+    return torch.utils.data.DataLoader(
+        _Stream(root, capacity, board_size, batch, feature_set, seed, refresh_s), batch_size=None,
+        num_workers=workers, prefetch_factor=prefetch, persistent_workers=True,
+        multiprocessing_context="spawn")

@@ -25,7 +25,7 @@ COLUMNS = (
     ("min", None, "minutes", "{:7.1f}"),
     ("games", "selfplay", "games", "{:7d}"),
     ("step", "trainer", "step", "{:7d}"),
-    ("games/h", "selfplay", "games_per_hour", "{:8.0f}"),
+    ("games/h", "selfplay", "session_games_per_hour", "{:8.0f}"),
     ("pos/s", "selfplay", "positions_per_s", "{:7.1f}"),
     ("evals/s", "selfplay", "evals_per_s", "{:8.0f}"),
     ("batch", "selfplay", "mean_batch", "{:6.0f}"),
@@ -132,7 +132,7 @@ def write_plots(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     if sp or train:
         fig, axes = plt.subplots(2, 2, figsize=(11, 7))
         for ax, (src, key, label) in zip(axes.flat, (
-                ("selfplay", "games_per_hour", "self-play games / hour"),
+                ("selfplay", "session_games_per_hour", "self-play games / hour (since start)"),
                 ("selfplay", "positions_per_s", "self-play positions / s"),
                 ("selfplay", "evals_per_s", "network evaluations / s"),
                 ("trainer", "samples_per_s", "training samples / s"))):

@@ -33,7 +33,7 @@ import numpy as np
 
 from engine.core import BLACK, WHITE, Rules, SearchParams
 from train.config import RunConfig, StopFlag, die_with_parent, stage_device, stage_threads
-from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
+from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, PoolStats, Slot
 from train.records import GameRecord, read_npz, write_npz, write_sgf
 from train.rundir import GameName, RunDir
 
@@ -52,13 +52,14 @@ class ResignCalibrator:
         self.threshold: float | None = None
         self.grid = np.round(np.arange(-0.99, cap + 1e-9, 0.01), 2)
 
-    def add(self, rec: GameRecord) -> None:
+    def add(self, rec: GameRecord, calibrate: bool = True) -> None:
         """Takes a no-resign game into account (other games are ignored)."""
         if not rec.no_resign:
             return
         self.games.append((rec.values.astype(np.float32), rec.colors.astype(np.int8), int(rec.winner),
                            float(rec.resign_threshold)))
-        self._calibrate()
+        if calibrate:
+            self.calibrate()
 
     def rates(self, threshold: float) -> tuple[float, float, int]:
         """At ``threshold``: (share of no-resign games where the eventual winner fell below it,
@@ -79,7 +80,7 @@ class ResignCalibrator:
         n = max(1, len(self.games))
         return winner_below / n, (false / resigns if resigns else 0.0), resigns
 
-    def _calibrate(self) -> None:
+    def calibrate(self) -> None:
         if len(self.games) < self.min_games:
             self.threshold = None
             return
@@ -144,6 +145,7 @@ class SelfPlayWorker:
         self.session_start_games = self.games_on_disk
         self.started_games = 0
         self.written = 0
+        self.session_start = time.time()
         self.lengths: deque[int] = deque(maxlen=200)
         self.resigned: deque[bool] = deque(maxlen=200)
         self._rng = np.random.default_rng([cfg.seed, worker, self.games_on_disk, 1])
@@ -165,7 +167,8 @@ class SelfPlayWorker:
                 rec = read_npz(path)
             except ValueError:
                 continue
-            self.calibrator.add(rec)
+            self.calibrator.add(rec, calibrate=False)
+        self.calibrator.calibrate()
         self._update_threshold()
 
     def _update_threshold(self) -> None:
@@ -227,6 +230,7 @@ class SelfPlayWorker:
             "source": "selfplay", "worker": self.worker, "model": self.agent.model_id,
             "games": self.games_on_disk, "session_games": self.written,
             "games_per_hour": games * 3600.0 / wall,
+            "session_games_per_hour": self.written * 3600.0 / max(1e-9, now_mark.time - self.session_start),
             "positions_per_s": d.moves / wall, "train_positions_per_s": d.full_moves / wall,
             "evals_per_s": d.leaves / wall, "net_evals_per_s": evals / wall,
             "mean_batch": d.leaves / d.forward_passes if d.forward_passes else 0.0,
@@ -312,9 +316,14 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
 # Throughput benchmark
 
 
-def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int) -> dict[str, Any]:
-    """Self-play throughput with a random net of the config's size, no files written; compared
-    with the bare forward pass at the same batch (``engine.evaluator.raw_benchmark``)."""
+def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, rounds: int = 6) -> dict[str, Any]:
+    """Self-play throughput with a random net of the config's size, no files written, compared
+    with the bare forward pass at the same batch (``engine.evaluator.raw_benchmark``).
+
+    The two are measured in ``rounds`` alternating slices (self-play ``seconds/rounds``, then the
+    raw forward pass a third of that), so a machine whose load changes (other processes) affects
+    both alike.  Games/hour = positions/s * 3600 / mean game length, the length measured on the
+    games that finished (or None)."""
     import torch
     from engine.evaluator import TorchEvaluator, raw_benchmark
     from engine.network import GoNet, NetConfig
@@ -332,41 +341,47 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int) -> d
 
     def next_game(slot: Slot) -> GameSpec:
         counter[0] += 1
-        return GameSpec(cfg.board_size, rules, agent, agent, settings, seed=counter[0],
-                        allow_resign=False)
+        return GameSpec(cfg.board_size, rules, agent, agent, settings, seed=counter[0], allow_resign=False)
 
     pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
                     max_leaves_per_search=cfg.max_leaves_per_search)
     for _ in range(3):
         pool.step()                                 # warm up
-    s0, e0, t0 = pool.stats.snapshot(), ev.positions_evaluated, time.perf_counter()
-    lengths = []
-    while time.perf_counter() - t0 < seconds:
-        for fg in pool.step():
-            lengths.append(len(fg.moves))
-    wall = time.perf_counter() - t0
-    d = pool.stats.minus(s0)
-    net_evals = ev.positions_evaluated - e0
-    mean_batch = d.leaves / max(1, d.forward_passes)
-    raw = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=min(10.0, seconds / 3),
-                        dtype=dtype, device=device, threads=threads)
+    mean_batch = pool.stats.leaves / max(1, pool.stats.forward_passes)
+    lengths: list[int] = []
+    sp_wall = raw_evals = raw_wall = 0.0
+    net_evals = 0
+    d = PoolStats()
+    for _ in range(max(1, rounds)):
+        s0, e0, t0 = pool.stats.snapshot(), ev.positions_evaluated, time.perf_counter()
+        while time.perf_counter() - t0 < seconds / max(1, rounds):
+            for fg in pool.step():
+                lengths.append(len(fg.moves))
+        sp_wall += time.perf_counter() - t0
+        part = pool.stats.minus(s0)
+        d = PoolStats(**{k: getattr(d, k) + getattr(part, k) for k in vars(d)})
+        net_evals += ev.positions_evaluated - e0
+        mean_batch = d.leaves / max(1, d.forward_passes)
+        slice_s = seconds / max(1, rounds) / 3
+        rate = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=slice_s,
+                             dtype=dtype, device=device, threads=threads)
+        raw_evals += rate * slice_s
+        raw_wall += slice_s
+    raw = raw_evals / raw_wall
     mean_len = float(np.mean(lengths)) if lengths else None
     out = {
         "board_size": cfg.board_size, "net": f"{cfg.blocks}x{cfg.filters}", "visits": cfg.visits,
         "parallel_games": cfg.parallel_games, "batch": cfg.batch, "threads": threads,
-        "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""), "seconds": round(wall, 1),
-        "games_finished": len(lengths), "mean_game_length": mean_len,
-        "positions_per_s": d.moves / wall, "evals_per_s": d.leaves / wall,
-        "net_evals_per_s": net_evals / wall, "mean_batch": mean_batch,
-        "raw_evals_per_s_at_batch": raw, "ratio_evals_to_raw": d.leaves / wall / raw,
-        "ratio_net_evals_to_raw": net_evals / wall / raw,
-        "net_share": d.net_seconds / wall, "search_share": d.search_seconds / wall,
-        "move_share": d.move_seconds / wall,
-        "cache_hits": getattr(ev, "cache_hits", 0),
+        "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""),
+        "selfplay_seconds": round(sp_wall, 1), "games_finished": len(lengths), "mean_game_length": mean_len,
+        "positions_per_s": d.moves / sp_wall, "evals_per_s": d.leaves / sp_wall,
+        "net_evals_per_s": net_evals / sp_wall, "mean_batch": mean_batch,
+        "raw_evals_per_s_at_batch": raw, "ratio_evals_to_raw": d.leaves / sp_wall / raw,
+        "ratio_net_evals_to_raw": net_evals / sp_wall / raw,
+        "net_share": d.net_seconds / sp_wall, "search_share": d.search_seconds / sp_wall,
+        "move_share": d.move_seconds / sp_wall, "cache_hits": getattr(ev, "cache_hits", 0),
+        "games_per_hour": d.moves / sp_wall * 3600.0 / mean_len if mean_len else None,
     }
-    if mean_len:
-        out["games_per_hour_measured"] = len(lengths) * 3600.0 / wall
-        out["games_per_hour_from_positions"] = d.moves / wall * 3600.0 / mean_len
     return out
 
 
@@ -377,12 +392,13 @@ def main(argv: list[str] | None = None) -> int:
         ap = argparse.ArgumentParser(prog="python -m train.selfplay bench",
                                      description="Self-play throughput (games/h, positions/s, evals/s) "
                                                  "with a random net, vs the bare forward pass.")
-        ap.add_argument("--seconds", type=float, default=60.0)
+        ap.add_argument("--seconds", type=float, default=60.0, help="self-play time measured")
+        ap.add_argument("--rounds", type=int, default=6, help="alternations with the raw forward pass")
         add_arguments(ap)
         a = ap.parse_args(argv[1:])
         cfg = from_namespace(a).check()
         import json
-        out = bench(cfg, a.seconds, cfg.selfplay_device or cfg.device, stage_threads(cfg, "selfplay"))
+        out = bench(cfg, a.seconds, cfg.selfplay_device or cfg.device, stage_threads(cfg, "selfplay"), a.rounds)
         for k, v in out.items():
             print(f"{k:32s} {v:.3f}" if isinstance(v, float) else f"{k:32s} {v}")
         print(json.dumps(out))

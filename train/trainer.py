@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import io
 import math
+import queue
 import sys
 import time
 from dataclasses import dataclass
@@ -277,7 +278,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
             else:
                 try:
                     batch = loader.next(timeout=1.0)
-                except Exception:       # queue.Empty: the loader is still starting
+                except queue.Empty:     # the loader is still making its first batch
                     continue
                 t0 = time.perf_counter()
                 losses = trainer.train_step(batch)
