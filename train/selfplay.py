@@ -111,14 +111,12 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
     moves: no LCB, as AlphaGo Zero)."""
     from engine import weights
     from engine.evaluator import TorchEvaluator
-    from train.rundir import RunDir as _R
-
     model, _ = weights.load(path)
     dtype = None if cfg.inference_dtype == "auto" else cfg.inference_dtype
     ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="random", seed=seed,
                         cache_size=cfg.cache_size)
     params = SearchParams(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
-    return Agent(_R.model_id(path), ev, params)
+    return Agent(RunDir.model_id(path), ev, params)
 
 
 def play_settings(cfg: RunConfig) -> PlaySettings:
@@ -380,7 +378,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         "ratio_net_evals_to_raw": net_evals / sp_wall / raw,
         "net_share": d.net_seconds / sp_wall, "search_share": d.search_seconds / sp_wall,
         "move_share": d.move_seconds / sp_wall, "cache_hits": getattr(ev, "cache_hits", 0),
-        "games_per_hour": d.moves / sp_wall * 3600.0 / mean_len if mean_len else None,
+        # Only from enough finished games: a random net's first games include very short ones.
+        "games_per_hour": d.moves / sp_wall * 3600.0 / mean_len if len(lengths) >= 20 else None,
     }
     return out
 
