@@ -40,7 +40,7 @@ from typing import Any, Callable, Optional, TextIO
 import numpy as np
 
 import engine
-from engine import coords, scoring
+from engine import coords, scoring, sgf
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other, parse_color)
 from engine.player import Player, SearchResult
@@ -252,27 +252,17 @@ def fixed_handicap_points(size: int, count: int) -> list[int]:
 
 def game_to_sgf(game: Game, handicap: list[int] | None = None, result: str | None = None,
                 player_name: str = ENGINE_NAME) -> str:
-    """The game as SGF text (sgfmill): size, komi, rules, handicap stones as AB, then the moves."""
-    from sgfmill import sgf
-
-    size = game.size
-    record = sgf.Sgf_game(size)
-    root = record.get_root()
-    root.set("KM", float(game.rules.komi))
-    root.set("RU", "Tromp-Taylor" if game.rules.name == "tromp-taylor" else "Chinese")
-    root.set_raw("AP", f"{player_name}:{engine.__version__}".encode())
+    """The game as SGF text (engine.sgf): size, komi, rules, handicap stones as AB, the moves."""
     moves = list(game.moves)
     handicap = list(handicap or [])
-    if handicap and [m for m in moves[:len(handicap)]] == [(BLACK, p) for p in handicap]:
-        root.set("HA", len(handicap))
-        root.set_setup_stones([coords.to_sgfmill(p, size) for p in handicap], [])
+    setup: list[int] = []
+    if handicap and moves[:len(handicap)] == [(BLACK, p) for p in handicap]:
+        setup = handicap
         moves = moves[len(handicap):]
-    if result:
-        root.set("RE", result)
-    for color, point in moves:
-        node = record.extend_main_sequence()
-        node.set_move("b" if color == BLACK else "w", coords.to_sgfmill(point, size))
-    return record.serialise().decode("utf-8").strip()
+    data = sgf.write_game(game.size, game.rules.komi, game.rules.name, moves,
+                          setup_black=setup, handicap=len(setup), result=result,
+                          application=(player_name, engine.__version__))
+    return data.decode("utf-8").strip()
 
 
 def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
@@ -282,48 +272,23 @@ def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
 
     The SGF's komi and (when recognised) rules replace those of ``rules``.  ValueError for a
     malformed record; IllegalMoveError for an illegal move in it."""
-    from sgfmill import sgf
-
-    record = sgf.Sgf_game.from_bytes(data)
-    size = record.get_size()
-    komi = record.get_komi()
-    root = record.get_root()
-    preset = rules.name if rules.name in Rules.PRESETS else "chinese"
-    if root.has_property("RU"):
-        key = root.get("RU").strip().lower().replace(" ", "_").replace("-", "_")
-        preset = {k.replace("-", "_"): v for k, v in RULES_ALIASES.items()}.get(key, preset)
-    game = Game(size, Rules.preset(preset, komi))
-    handicap: list[int] = []
-    played = 0
+    record = sgf.read_game(data)
+    preset = record.rules or (rules.name if rules.name in Rules.PRESETS else "chinese")
+    game = Game(record.size, Rules.preset(preset, record.komi))
+    for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white)):
+        for p in points:
+            game.play(p, color)
+    handicap = list(record.setup_black) if not record.setup_white else []
     target = None if move_number is None else max(0, move_number - 1)
-    to_move = None
-    for index, node in enumerate(record.get_main_sequence()):
-        black, white, empty = node.get_setup_stones()
-        if empty:
-            raise ValueError("SGF set-up that removes stones (AE) is not supported")
-        stones = game.stones().ravel()
-        for color, points in ((BLACK, black), (WHITE, white)):
-            for rc in sorted(points):
-                p = coords.from_sgfmill(rc, size)
-                if stones[p] == color:
-                    continue
-                game.play(p, color)
-                if index == 0 and color == BLACK:
-                    handicap.append(p)
-        color, move = node.get_move()
-        if color is not None:
-            point = coords.from_sgfmill(move, size)
-            if target is not None and played >= target:
-                break
-            if vertex is not None and point == coords.from_gtp(vertex, size):
-                break
-            game.play(point, BLACK if color == "b" else WHITE)
-            played += 1
-            to_move = None
-        if node.has_property("PL"):
-            to_move = BLACK if node.get("PL") == "b" else WHITE
-    if to_move is not None:
-        game.set_to_move(to_move)
+    stop_point = None if vertex is None else coords.from_gtp(vertex, record.size)
+    played = 0
+    for color, point in record.moves:
+        if (target is not None and played >= target) or point == stop_point:
+            break
+        game.play(point, color)
+        played += 1
+    if played == len(record.moves) and record.to_move is not None:
+        game.set_to_move(record.to_move)
     elif handicap and played == 0:
         game.set_to_move(WHITE)
     return game, handicap

@@ -55,10 +55,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from sgfmill import sgf
 from tqdm import tqdm
 
-from engine import coords
+from engine import coords, sgf
 from engine.core import BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules
 from train.gtp_client import EngineDied, EngineError, EngineTimeout, GTPClient, GTPError
 from train.stats import bradley_terry, elo_difference, sprt
@@ -87,7 +86,6 @@ __all__ = [
 REASONS = ("resign", "score", "move-limit", "time", "crash", "illegal", "error")
 
 #: SGF RU values for our rule presets.
-SGF_RULES = {"chinese": "Chinese", "tromp-taylor": "Tromp-Taylor"}
 #: ``kgs-rules`` arguments for our presets (sent only to engines that list it).
 KGS_RULES = {"chinese": "chinese", "tromp-taylor": "new_zealand"}
 
@@ -573,31 +571,16 @@ def run_game(
 
 
 def game_to_sgf(record: GameRecord, date: datetime.date | None = None) -> bytes:
-    """Serialise a game record as SGF (sgfmill): players, rules, komi, result, comment."""
+    """Serialise a game record as SGF (engine.sgf): players, rules, komi, result, comment."""
     settings = record.settings
-    size = settings.size
-    game = sgf.Sgf_game(size)
-    root = game.get_root()
-    root.set("AP", ("train.match", "1"))
-    root.set("KM", float(settings.komi))
-    root.set("RU", SGF_RULES.get(settings.rules, settings.rules))
-    root.set("PB", record.black)
-    root.set("PW", record.white)
-    root.set("RE", record.result)
-    root.set("DT", (date or datetime.date.today()).isoformat())
-    root.set("GC", record.comment())
-    if record.handicap_stones:
-        root.set("HA", len(record.handicap_stones))
-        root.set_setup_stones(
-            [coords.to_sgfmill(p, size) for p in record.handicap_stones], []
-        )
-        root.set("PL", "w")
-    for number, (color, point) in enumerate(record.moves):
-        node = game.extend_main_sequence()
-        node.set_move("b" if color == BLACK else "w", coords.to_sgfmill(point, size))
-        if number < record.opening_moves:
-            node.set("C", "random opening move")
-    return game.serialise()
+    return sgf.write_game(
+        settings.size, settings.komi, settings.rules, record.moves,
+        setup_black=record.handicap_stones, handicap=len(record.handicap_stones),
+        to_move=WHITE if record.handicap_stones else None,
+        result=record.result, black=record.black, white=record.white,
+        game_comment=record.comment(),
+        move_comments={i: "random opening move" for i in range(record.opening_moves)},
+        application=("train.match", "1"), date=date or datetime.date.today())
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

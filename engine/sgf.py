@@ -1,0 +1,155 @@
+"""SGF records, written and read in one place (via sgfmill).
+
+:func:`write_game` serialises a game (moves as compact points) with its rules, komi, players,
+result, handicap set-up and comments; :func:`read_game` parses a record into the same terms.
+Both the GTP engine (printsgf/loadsgf), self-play/gating records and matches use them.
+"""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from engine import coords
+from engine.core import BLACK, WHITE
+
+RULES_TO_SGF = {"chinese": "Chinese", "tromp-taylor": "Tromp-Taylor"}
+# RU values (lower case, '-'/' ' as '_') -> our rules presets
+SGF_TO_RULES = {
+    "chinese": "chinese", "cn": "chinese", "aga": "chinese", "japanese": "chinese", "jp": "chinese",
+    "korean": "chinese", "tromp_taylor": "tromp-taylor", "tromptaylor": "tromp-taylor", "tt": "tromp-taylor",
+    "new_zealand": "tromp-taylor", "nz": "tromp-taylor",
+}
+
+
+@dataclass
+class SgfGame:
+    """The main line of an SGF record.  Points are compact (see engine.coords)."""
+
+    size: int
+    komi: float
+    rules: str | None                       # our preset name when RU is recognised
+    setup_black: list[int] = field(default_factory=list)
+    setup_white: list[int] = field(default_factory=list)
+    moves: list[tuple[int, int]] = field(default_factory=list)   # (colour, point)
+    to_move: int | None = None              # PL of the last node that sets it
+    handicap: int = 0
+    result: str | None = None
+    black: str | None = None
+    white: str | None = None
+    comments: list[str] = field(default_factory=list)          # one per move ("" if none)
+    root_properties: dict[str, str] = field(default_factory=dict)
+
+
+def rules_from_sgf(ru: str | None) -> str | None:
+    """Our rules preset for an SGF RU value, or None when unknown."""
+    if not ru:
+        return None
+    return SGF_TO_RULES.get(ru.strip().lower().replace(" ", "_").replace("-", "_"))
+
+
+def write_game(size: int, komi: float, rules: str, moves: Iterable[tuple[int, int]], *,
+               setup_black: Sequence[int] = (), setup_white: Sequence[int] = (),
+               handicap: int = 0, to_move: int | None = None, result: str | None = None,
+               black: str | None = None, white: str | None = None,
+               root_comment: str | None = None, game_comment: str | None = None,
+               move_comments: Mapping[int, str] | Sequence[str] | None = None,
+               application: tuple[str, str] = ("goengine", "1"), game_name: str | None = None,
+               date: datetime.date | None = None) -> bytes:
+    """The game as SGF (FF[4]) bytes.
+
+    ``moves`` are (colour, point) pairs; ``move_comments`` maps a move's index to its comment
+    (a sequence is indexed the same way).  Set-up stones go in the root (AB/AW)."""
+    from sgfmill import sgf
+
+    record = sgf.Sgf_game(size)
+    root = record.get_root()
+    root.set("KM", float(komi))
+    root.set("RU", RULES_TO_SGF.get(rules, rules))
+    root.set("AP", tuple(application))   # (name, version)
+    if date is not None:
+        root.set("DT", date.isoformat())
+    if game_name:
+        root.set("GN", game_name)
+    if black:
+        root.set("PB", black)
+    if white:
+        root.set("PW", white)
+    if result:
+        root.set("RE", result)
+    if handicap:
+        root.set("HA", int(handicap))
+    if setup_black or setup_white:
+        root.set_setup_stones([coords.to_sgfmill(p, size) for p in setup_black],
+                              [coords.to_sgfmill(p, size) for p in setup_white])
+    if to_move is not None:
+        root.set("PL", "b" if to_move == BLACK else "w")
+    if root_comment:
+        root.set("C", root_comment)
+    if game_comment:
+        root.set("GC", game_comment)
+    if move_comments is None:
+        comments: Mapping[int, str] = {}
+    elif isinstance(move_comments, Mapping):
+        comments = move_comments
+    else:
+        comments = dict(enumerate(move_comments))
+    for index, (color, point) in enumerate(moves):
+        node = record.extend_main_sequence()
+        node.set_move("b" if color == BLACK else "w", coords.to_sgfmill(int(point), size))
+        text = comments.get(index)
+        if text:
+            node.set("C", text)
+    return record.serialise()
+
+
+def read_game(data: bytes) -> SgfGame:
+    """Parses the main line of an SGF record.  Raises ValueError for a malformed record, a
+    board larger than 19 or a point off the board.  AE (removing stones) is not supported."""
+    from sgfmill import sgf
+
+    if isinstance(data, str):
+        data = data.encode()
+    try:
+        record = sgf.Sgf_game.from_bytes(data)
+        size = record.get_size()
+        komi = float(record.get_komi())
+    except (ValueError, KeyError) as exc:
+        raise ValueError(str(exc)) from None
+    if not 2 <= size <= 19:
+        raise ValueError(f"SGF board size {size} is not supported (2..19)")
+    root = record.get_root()
+    props = {}
+    for key in root.properties():
+        try:
+            props[key] = root.get_raw(key).decode("utf-8", errors="replace")
+        except Exception:   # noqa: BLE001 - a property sgfmill cannot render is skipped
+            continue
+    out = SgfGame(size=size, komi=komi, rules=rules_from_sgf(props.get("RU")),
+                  result=props.get("RE"), black=props.get("PB"), white=props.get("PW"),
+                  root_properties=props)
+    if root.has_property("HA"):
+        try:
+            out.handicap = int(root.get("HA"))
+        except ValueError:
+            out.handicap = 0
+    for index, node in enumerate(record.get_main_sequence()):
+        try:
+            black, white, empty = node.get_setup_stones()
+            color, move = node.get_move()
+        except ValueError as exc:
+            raise ValueError(f"bad SGF node {index}: {exc}") from None
+        if empty:
+            raise ValueError("SGF set-up that removes stones (AE) is not supported")
+        if black or white:
+            if out.moves:
+                raise ValueError("SGF set-up stones after the first move are not supported")
+            out.setup_black += sorted(coords.from_sgfmill(rc, size) for rc in black)
+            out.setup_white += sorted(coords.from_sgfmill(rc, size) for rc in white)
+        if color is not None:
+            out.moves.append((BLACK if color == "b" else WHITE, coords.from_sgfmill(move, size)))
+            out.comments.append(node.get("C") if node.has_property("C") else "")
+            out.to_move = None
+        if node.has_property("PL"):
+            out.to_move = BLACK if node.get("PL") == "b" else WHITE
+    return out
