@@ -375,8 +375,9 @@ def test_sprt_stops_early(tmp_path):
     results = run_cli(tmp_path, "--black", fake(), "--white", resigner,
                       "--games", "200", "--size", "5", "--sprt", "0,35", "--parallel", "2")
     assert results["stopped_by_sprt"] and results["complete"]
-    # each win adds about 0.096 to the LLR; 31 wins cross log(0.95 / 0.05) = 2.94
-    assert 31 <= results["games_played"] <= 33
+    # each win adds about 0.096 to the LLR; 31 wins cross log(0.95 / 0.05) = 2.94.  Games the
+    # two workers started before the verdict (a few, more on a loaded machine) still finish.
+    assert 31 <= results["games_played"] <= 37
     assert results["pairs"][0]["sprt"]["verdict"] == "accept"
 
 
