@@ -43,6 +43,7 @@ core (:class:`engine.core.Game`) and calling ``Game.features``.  Why:
 """
 from __future__ import annotations
 
+import datetime
 import io
 import math
 import os
@@ -52,13 +53,12 @@ from typing import Sequence
 
 import numpy as np
 
-from engine import coords
+from engine import coords, sgf
 from engine.core import BLACK, WHITE, Game, Rules
 from train.rundir import atomic_write
 
 RECORD_VERSION = 1
 RESULT_REASONS = ("passes", "resign", "move cap")
-_SGF_RULES = {"chinese": "Chinese", "tromp-taylor": "Tromp-Taylor"}
 
 
 @dataclass
@@ -283,23 +283,10 @@ def read_npz(path: str | os.PathLike) -> GameRecord:
 
 
 def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "goengine-train") -> bytes:
-    """The game as SGF (FF4) text via sgfmill."""
-    from sgfmill import sgf
-
+    """The game as SGF (FF4) text via engine.sgf: rules, komi, result, model ids per colour,
+    and per move the root visits and the mover's winrate (and the model when it changes)."""
     n = rec.size
-    g = sgf.Sgf_game(size=n)
-    root = g.get_root()
-    root.set("KM", float(rec.komi))
-    root.set("RU", _SGF_RULES.get(rec.rules, rec.rules))
-    root.set("RE", rec.result_string())
     models = rec.player_models()
-    root.set("PB", ",".join(models[BLACK]) or "-")
-    root.set("PW", ",".join(models[WHITE]) or "-")
-    root.set("AP", (application, "1"))
-    if game_name:
-        root.set("GN", game_name)
-    if rec.finished:
-        root.set("DT", time.strftime("%Y-%m-%d", time.gmtime(rec.finished)))
     lines = [f"models: black {', '.join(models[BLACK]) or '-'}; white {', '.join(models[WHITE]) or '-'}",
              f"end: {rec.reason}; Tromp-Taylor score of the final position {rec.score:+g}",
              f"rules {rec.rules}, komi {rec.komi:g}; seed {rec.seed}"]
@@ -309,12 +296,9 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
         lines.append(f"resign threshold {rec.resign_threshold:.3f}")
     lines.append("move comments: root visits, winrate of the mover after the search, "
                  "'fast' = cheap search (not a training target)")
-    root.set("C", "\n".join(lines))
+    comments = []
     prev_model = None
     for t in range(rec.length):
-        node = g.extend_main_sequence()
-        color = "B" if int(rec.colors[t]) == BLACK else "W"
-        node.set_raw(color, coords.to_sgf(int(rec.moves[t]), n).encode())
         winrate = (float(rec.values[t]) + 1.0) / 2.0
         text = f"visits {int(rec.visits[t])} winrate {winrate:.3f}"
         if not rec.full[t]:
@@ -323,8 +307,13 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
         if model != prev_model:
             text += f" model {model}"
             prev_model = model
-        node.set("C", text)
-    return g.serialise()
+        comments.append(text)
+    moves = [(int(rec.colors[t]), int(rec.moves[t])) for t in range(rec.length)]
+    date = datetime.datetime.fromtimestamp(rec.finished, datetime.timezone.utc).date() if rec.finished else None
+    return sgf.write_game(n, float(rec.komi), rec.rules, moves, result=rec.result_string(),
+                          black=",".join(models[BLACK]) or "-", white=",".join(models[WHITE]) or "-",
+                          root_comment="\n".join(lines), move_comments=comments,
+                          application=(application, "1"), game_name=game_name or None, date=date)
 
 
 def write_sgf(path: str | os.PathLike, rec: GameRecord, game_name: str = "") -> None:
@@ -335,18 +324,8 @@ def write_sgf(path: str | os.PathLike, rec: GameRecord, game_name: str = "") -> 
 
 def read_sgf_moves(data: bytes) -> tuple[int, float, list[tuple[int, int]], dict[str, str]]:
     """(size, komi, [(color, point)], root properties as text) of an SGF's main line."""
-    from sgfmill import sgf
-
-    g = sgf.Sgf_game.from_bytes(data)
-    n = g.get_size()
-    root = g.get_root()
-    props = {k: root.get_raw(k).decode(errors="replace") for k in root.properties()}
-    moves = []
-    for node in g.get_main_sequence()[1:]:
-        for ident, color in (("B", BLACK), ("W", WHITE)):
-            if node.has_property(ident):
-                moves.append((color, coords.from_sgf(node.get_raw(ident).decode(), n)))
-    return n, float(g.get_komi()), moves, props
+    record = sgf.read_game(data)
+    return record.size, record.komi, record.moves, record.root_properties
 
 
 # ---------------------------------------------------------------------------------------------
