@@ -53,7 +53,7 @@ from typing import Sequence
 
 import numpy as np
 
-from engine import coords, sgf
+from engine import sgf
 from engine.core import BLACK, WHITE, Game, Rules
 from train.rundir import atomic_write
 
