@@ -11,17 +11,21 @@ config cannot drift apart.  Defaults suit 9x9 on a laptop CPU:
 - 64 games in flight and 256 leaves per forward pass (4 leaves per tree per step: little virtual
   loss distortion, and batches large enough that the forward pass, not Python, is the cost);
 - SGD with momentum 0.9, lr 0.02, weight decay 1e-4, batch 256, 1 training step per new game
-  (each position is sampled about 3-4 times while it is in the window).
+  (each position is sampled about 3-4 times while it is in the window);
+- gating (``--mode agz``): 55% of up to 400 games, SPRT(elo0=0, elo1=35, alpha=beta=0.05)
+  stopping early (AlphaGo Zero's threshold and game count, Leela Zero's early stop).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-MODES = ("az",)            # later: "agz" (gating)
+MODES = ("az", "agz")
+PIPELINES = ("async", "sync")
 
 
 def _opt(default: Any, help: str, **kw: Any) -> Any:
@@ -31,7 +35,14 @@ def _opt(default: Any, help: str, **kw: Any) -> Any:
 @dataclass
 class RunConfig:
     # what is played
-    mode: str = _opt("az", "az: self-play always uses the latest checkpoint (no gating)", choices=MODES)
+    mode: str = _opt("az", "az: self-play always uses the latest checkpoint (no gating); agz: a checkpoint "
+                           "must beat the current best (gating) before self-play uses it", choices=MODES)
+    pipeline: str = _opt("async", "async: self-play, training and gating run at once on their own shares of "
+                                  "the machine; sync: self-play a generation, train, gate, repeat (self-play "
+                                  "waits meanwhile)", choices=PIPELINES)
+    generation_games: int | None = _opt(None, "sync pipeline: self-play games per generation (default "
+                                              "checkpoint_every / steps_per_game: one candidate per "
+                                              "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
     komi: float = _opt(7.5, "komi")
     rules: str = _opt("chinese", "rules preset: chinese (simple ko, no suicide) or tromp-taylor")
@@ -62,6 +73,9 @@ class RunConfig:
     on_new_model: str = _opt("switch", "games in flight when a checkpoint arrives: discard, finish "
                                        "(with the old model) or switch (continue with the new one)",
                              choices=("discard", "finish", "switch"))
+    keep_old_games: bool = _opt(True, "keep finished games of earlier models in the replay window (off: "
+                                      "the window holds only games whose last move the current self-play "
+                                      "model chose)")
     cache_size: int = _opt(200_000, "self-play evaluation cache entries")
     inference_dtype: str = _opt("auto", "self-play network dtype: auto (bf16 on CUDA, fp32 on CPU), "
                                         "fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
@@ -86,14 +100,37 @@ class RunConfig:
     train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA, fp32 on "
                                   "CPU), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
+    # gating (--mode agz)
+    gate_threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
+    gate_games: int = _opt(400, "most gating games counted per candidate")
+    gate_elo0: float = _opt(0.0, "SPRT early stop: H0 elo of the candidate over the best")
+    gate_elo1: float = _opt(35.0, "SPRT early stop: H1 elo")
+    gate_alpha: float = _opt(0.05, "SPRT false-promotion rate")
+    gate_beta: float = _opt(0.05, "SPRT false-rejection rate")
+    gate_workers: int = _opt(2, "gating worker threads (each plays its share of the games in flight)")
+    gate_parallel_games: int = _opt(32, "gating games in flight (over all gating workers)")
+    gate_visits: int | None = _opt(None, "root visits per gating move (default --visits)")
+    gate_batch: int | None = _opt(None, "leaves per forward pass per gating worker (default --batch)")
+    gate_temperature_moves: int | None = _opt(None, "opening moves of gating games sampled at "
+                                                    "--gate-temperature, for variety (default N//2)")
+    gate_temperature: float = _opt(0.5, "T of those moves (no Dirichlet noise in gating)")
+    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value (-1: never)")
+    gate_deadline_min: float = _opt(120.0, "a gating game not returned after max(this, factor x median "
+                                           "game time) seconds is declared lost (not counted)")
+    gate_deadline_factor: float = _opt(4.0, "see --gate-deadline-min")
     # machine
     seed: int = _opt(1, "random seed of the run (initial network, games, sampling)")
     device: str | None = _opt(None, "device of both stages (default: cuda if available, else cpu)")
     selfplay_device: str | None = _opt(None, "device of self-play (default --device)")
     train_device: str | None = _opt(None, "device of the trainer (default --device)")
-    threads: int | None = _opt(None, "torch threads of each process (default: cores / 2)")
-    selfplay_threads: int | None = _opt(None, "torch threads of each self-play process")
-    train_threads: int | None = _opt(None, "torch threads of the trainer")
+    gate_device: str | None = _opt(None, "device of gating (default --device)")
+    threads: int | None = _opt(None, "torch threads of each process (default: the stage's share of the "
+                                     "cores; see --selfplay-threads)")
+    selfplay_threads: int | None = _opt(None, "torch threads of each self-play process (default: all cores "
+                                              "with --pipeline sync; async: 1/2 of them)")
+    train_threads: int | None = _opt(None, "torch threads of the trainer (default: sync all cores; async "
+                                           "1/2, with gating 1/4)")
+    gate_threads: int | None = _opt(None, "torch threads of gating (default: sync all cores; async 1/4)")
     metrics_every: float = _opt(30.0, "seconds between metrics records")
 
     # -- derived -------------------------------------------------------------------------
@@ -104,6 +141,15 @@ class RunConfig:
     def move_cap(self) -> int:
         return self.max_moves if self.max_moves is not None else 2 * self.board_size ** 2
 
+    def gate_temperature_plies(self) -> int:
+        return self.gate_temperature_moves if self.gate_temperature_moves is not None else self.board_size // 2
+
+    def games_per_generation(self) -> int:
+        """Sync pipeline: self-play games per generation."""
+        if self.generation_games:
+            return int(self.generation_games)
+        return max(1, math.ceil(self.checkpoint_every / max(1e-9, self.steps_per_game)))
+
     def check(self) -> "RunConfig":
         """Raises ValueError for settings that cannot work; returns self."""
         from engine.core import Rules
@@ -111,11 +157,20 @@ class RunConfig:
             raise ValueError("--board-size must be 2..19")
         Rules.preset(self.rules, self.komi)
         for name in ("visits", "batch", "parallel_games", "train_batch", "checkpoint_every",
-                     "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers"):
+                     "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers",
+                     "gate_games", "gate_workers", "gate_parallel_games"):
             if getattr(self, name) < (0 if name == "blocks" else 1):
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
         if self.mode not in MODES:
             raise ValueError(f"--mode {self.mode} is not available (known: {', '.join(MODES)})")
+        if self.pipeline not in PIPELINES:
+            raise ValueError(f"--pipeline must be one of {', '.join(PIPELINES)}")
+        if not 0.0 < self.gate_threshold <= 1.0:
+            raise ValueError("--gate-threshold must be in (0, 1]")
+        if not self.gate_elo0 < self.gate_elo1 or not (0 < self.gate_alpha < 1 and 0 < self.gate_beta < 1):
+            raise ValueError("gating SPRT needs elo0 < elo1 and alpha, beta in (0, 1)")
+        if self.gate_parallel_games < self.gate_workers:
+            raise ValueError("--gate-parallel-games must be at least --gate-workers")
         parse_lr_drops(self.lr_drops)
         return self
 
@@ -178,11 +233,17 @@ def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> Run
 # What every stage process does at start: threads, devices, dying with its parent, stop signals
 
 
+# Async pipeline: each stage's share of the cores when no thread count is given.
+ASYNC_SHARES = {"az": {"selfplay": 0.5, "train": 0.5},
+                "agz": {"selfplay": 0.5, "train": 0.25, "gate": 0.25}}
+
+
 def stage_threads(cfg: RunConfig, stage: str) -> int:
-    """Torch threads for ``stage`` ("selfplay" or "train"): its own option, else --threads, else
-    half the cores (the two stages share the machine)."""
+    """Torch threads for ``stage`` ("selfplay", "train" or "gate"): its own option, else
+    --threads, else its share of the cores: all of them in the sync pipeline (one stage runs at a
+    time), :data:`ASYNC_SHARES` in the async one (the stages share the machine)."""
     import os
-    own = cfg.selfplay_threads if stage == "selfplay" else cfg.train_threads
+    own = {"selfplay": cfg.selfplay_threads, "train": cfg.train_threads, "gate": cfg.gate_threads}[stage]
     if own:
         return int(own)
     if cfg.threads:
@@ -191,11 +252,13 @@ def stage_threads(cfg: RunConfig, stage: str) -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover
         cores = os.cpu_count() or 1
-    return max(1, cores // 2)
+    if cfg.pipeline == "sync":
+        return cores
+    return max(1, int(cores * ASYNC_SHARES[cfg.mode].get(stage, 0.5)))
 
 
 def stage_device(cfg: RunConfig, stage: str) -> str | None:
-    own = cfg.selfplay_device if stage == "selfplay" else cfg.train_device
+    own = {"selfplay": cfg.selfplay_device, "train": cfg.train_device, "gate": cfg.gate_device}[stage]
     return own or cfg.device
 
 

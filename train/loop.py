@@ -17,8 +17,21 @@ Budgets (``--budget``, comma-separated, the first reached ends the run): ``90s``
 finishes its games in flight and starts no more, then the trainer does the steps those games
 paid for); ``1000steps``: the trainer reaches step 1000.
 
-Modes are lists of stages (:func:`stages_for`): ``az`` = self-play worker(s) + trainer.  Gating
-(``agz``) and pipelines (sync/async) add or sequence stages without changing the others.
+Modes are lists of stages (:func:`stages_for`): ``az`` = self-play worker(s) + trainer; ``agz``
+adds the gating stage (``python -m train.gating``), and self-play plays the current best
+(``models/best.json``) instead of the latest checkpoint.  ``--selfplay-only`` runs self-play
+alone (a baseline for throughput measurements).
+
+Pipelines: ``async`` (default): every stage works all the time on its share of the machine.
+``sync``: the loop drives generations through RUN_DIR/pipeline.json (:class:`SyncPipeline`):
+self-play until the run holds ``generation_games`` more games, then the trainer does the steps
+those games paid for and writes a checkpoint, then (agz) the gate decides on it, then the next
+generation; the idle stages wait (self-play's games in flight stay paused, and what happens to
+them when the model changes is ``--on-new-model``).
+
+Every invocation ends with a summary record in the metrics (:func:`train.report.run_summary`):
+self-play games and positions kept per hour, network evaluations thrown away, gating games,
+promotions, evaluation lag, and the time self-play spent waiting.
 """
 from __future__ import annotations
 
@@ -90,7 +103,7 @@ class Stage:
     """A stage process: a module run with ``python -m`` on the run directory."""
 
     name: str                     # also its log file name
-    role: str                     # "selfplay" | "trainer" (later "gate")
+    role: str                     # "selfplay" | "trainer" | "gate"
     module: str
     args: list[str] = field(default_factory=list)
     proc: subprocess.Popen | None = None
@@ -127,18 +140,23 @@ class Stage:
             self.log = None
 
 
-def stages_for(cfg: RunConfig, budget: Budget) -> list[Stage]:
-    """The processes of a mode.  ``az``: ``selfplay_workers`` self-play workers and a trainer."""
-    if cfg.mode != "az":
-        raise ValueError(f"mode {cfg.mode!r} is not implemented yet")
+def stages_for(cfg: RunConfig, budget: Budget, selfplay_only: bool = False) -> list[Stage]:
+    """The processes of a mode.  ``az``: ``selfplay_workers`` self-play workers and a trainer;
+    ``agz``: and the gate; ``selfplay_only``: the self-play workers alone."""
+    if cfg.mode not in ("az", "agz"):
+        raise ValueError(f"unknown mode {cfg.mode!r}")
     out = []
     for w in range(cfg.selfplay_workers):
         args = ["--worker", str(w)]
         if budget.games is not None:
             args += ["--max-games", str(budget.games)]
         out.append(Stage(f"selfplay-w{w:02d}", "selfplay", "train.selfplay", args))
+    if selfplay_only:
+        return out
     args = ["--max-steps", str(budget.steps)] if budget.steps is not None else []
     out.append(Stage("trainer", "trainer", "train.trainer", args))
+    if cfg.mode == "agz":
+        out.append(Stage("gate", "gate", "train.gating"))
     return out
 
 
@@ -163,7 +181,72 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
         net = weights.new_model(NetConfig(blocks=cfg.blocks, filters=cfg.filters, feature_set=cfg.feature_set),
                                 seed=cfg.seed)
         weights.save(rd.model_path(0), net, {"step": 0, "parent": None, "board_sizes": [cfg.board_size]})
+    if cfg.mode == "agz" and not rd.best_path.is_file():
+        rd.set_best(rd.list_models()[0][0])
     return cfg
+
+
+# ---------------------------------------------------------------------------------------------
+# The sync pipeline
+
+
+class SyncPipeline:
+    """Drives the sync pipeline's generations by writing RUN_DIR/pipeline.json (see the module
+    docstring).  ``update`` is called by the supervisor with the new metrics records; it returns
+    False once the game budget leaves nothing to play."""
+
+    def __init__(self, rd: RunDir, cfg: RunConfig, budget: Budget):
+        self.rd, self.cfg, self.budget = rd, cfg, budget
+        previous = [r.get("generation") for r in rd.read_metrics("loop") if r.get("event") == "phase"]
+        self.generation = max([g for g in previous if isinstance(g, int)], default=0)
+        self.phase: dict[str, Any] = {}
+        self.since = time.time()
+        self.done = False
+
+    def _set(self, phase: dict[str, Any]) -> None:
+        now = time.time()
+        if self.phase:
+            self.rd.append_metrics({"source": "loop", "event": "phase", **self.phase,
+                                    "seconds": round(now - self.since, 3)})
+        self.phase, self.since = phase, now
+        self.rd.write_pipeline(phase)
+
+    def begin_generation(self) -> bool:
+        games = self.rd.count_games()
+        if self.budget.games is not None and games >= self.budget.games:
+            self.done = True
+            return False
+        self.generation += 1
+        until = games + self.cfg.games_per_generation()
+        if self.budget.games is not None:
+            until = min(until, self.budget.games)
+        self._set({"phase": "selfplay", "generation": self.generation, "until_games": until})
+        return True
+
+    def update(self, records: list[dict[str, Any]], selfplay_running: bool) -> bool:
+        ph = self.phase.get("phase")
+        if ph == "selfplay":
+            if self.rd.count_games() >= self.phase["until_games"] or not selfplay_running:
+                self._set({"phase": "train", "generation": self.generation})
+        elif ph == "train":
+            for r in records:
+                if (r.get("source") == "trainer" and r.get("event") == "phase_done"
+                        and r.get("generation") == self.generation):
+                    if r.get("checkpoint") is not None and self.cfg.mode == "agz":
+                        self._set({"phase": "gate", "generation": self.generation,
+                                   "candidate": int(r["checkpoint"])})
+                    else:
+                        return self.begin_generation()
+                    break
+        elif ph == "gate":
+            cand = self.rd.model_id(self.rd.model_path(self.phase["candidate"]))
+            if self.rd.read_decision(cand) is not None:
+                return self.begin_generation()
+        return not self.done
+
+    def close(self) -> None:
+        if self.phase:
+            self._set({"phase": "stopped", "generation": self.generation})
 
 
 def resolve_config(args: argparse.Namespace, explicit: argparse.Namespace, rd: RunDir) -> RunConfig:
@@ -247,17 +330,27 @@ def _fmt(v: Any) -> str:
 
 
 def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
-              poll_s: float = 0.5, stop_grace_s: float = 120.0) -> int:
+              poll_s: float = 0.5, stop_grace_s: float = 120.0, selfplay_only: bool = False) -> int:
     """Runs the stages until the budget is spent, a stage fails or the user interrupts.
     Returns the exit status (0: clean end)."""
-    stages = stages_for(cfg, budget)
+    from train.report import format_summary, run_summary
+
+    stages = stages_for(cfg, budget, selfplay_only)
     latest = rd.latest_model()
     start_games, start_step = rd.count_games(), (latest[0] if latest else 0)
+    t_start = time.time()
     rd.append_metrics({"source": "loop", "event": "start", "games": start_games, "step": start_step,
-                       "budget": str(budget), "pid": os.getpid()})
+                       "budget": str(budget), "pid": os.getpid(), "mode": cfg.mode, "pipeline": cfg.pipeline,
+                       "on_new_model": cfg.on_new_model, "selfplay_only": selfplay_only})
     tail = MetricsTail(rd.metrics_path)
     tail.read()                                    # progress starts from now
     bars = Progress(progress, start_games, start_step, budget)
+    sync = SyncPipeline(rd, cfg, budget) if cfg.pipeline == "sync" and not selfplay_only else None
+    if sync is not None:
+        sync.begin_generation()
+        poll_s = min(poll_s, 0.1)                  # phase changes are waiting time for everybody
+    else:
+        rd.write_pipeline(None)
     t0 = time.time()
     status = 0
     reason = "done"
@@ -274,13 +367,15 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
         last_state = 0.0
         while True:
             time.sleep(poll_s)
-            bars.update(tail.read())
+            records = tail.read()
+            bars.update(records)
             now = time.time()
             if now - last_state > 10.0:
                 rd.write_state(pid=os.getpid())
                 last_state = now
             selfplay = [s for s in stages if s.role == "selfplay"]
             trainer = [s for s in stages if s.role == "trainer"]
+            gate = [s for s in stages if s.role == "gate"]
             failed = [s for s in stages if not s.running and s.proc is not None and s.proc.returncode not in (0, None)
                       and not s.stopping]
             if interrupted:
@@ -296,18 +391,24 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
                 reason = "time budget spent"
                 _stop(stages, signal.SIGTERM)
                 break
-            if not any(s.running for s in selfplay):
+            if sync is not None and not sync.update(records, any(s.running for s in selfplay)):
+                reason = "game budget reached"
+                _stop(stages, signal.SIGTERM)
+                break
+            if sync is None and not any(s.running for s in selfplay):
                 # Self-play finished its game budget: the trainer does the steps it is owed.
+                # (The sync pipeline does that itself: a last train phase, then gating.)
                 for s in trainer:
                     if not s.stopping:
                         s.stopping = True
                         s.signal(signal.SIGUSR1)
                 if not any(s.running for s in trainer):
                     reason = "game budget reached"
+                    _stop(gate, signal.SIGTERM)
                     break
-            if not any(s.running for s in trainer):
+            if trainer and not any(s.running for s in trainer):
                 reason = "step budget reached" if budget.steps is not None else "trainer stopped"
-                _stop(selfplay, signal.SIGTERM)
+                _stop(selfplay + gate, signal.SIGTERM)
                 break
         _wait(stages, stop_grace_s)
         bars.update(tail.read())
@@ -320,15 +421,26 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
             st.close()
         bars.close()
     if status == 0:
-        bad = [s for s in stages if s.proc is not None and s.proc.returncode not in (0,)]
+        # A stage asked to stop may be caught by the signal while its interpreter shuts down
+        # (after its own clean exit path): that is a clean end too.
+        bad = [s for s in stages if s.proc is not None and s.proc.returncode != 0
+               and not (s.stopping and s.proc.returncode == -signal.SIGTERM)]
         if bad:
             status = 1
             reason += "; " + ", ".join(f"{s.name} exit {s.proc.returncode}" for s in bad)  # type: ignore[union-attr]
+    if sync is not None:
+        sync.close()
     state = rd.write_state(pid=None, last_exit=reason)
     rd.append_metrics({"source": "loop", "event": "stop", "reason": reason, "games": state["games"],
                        "step": state["step"], "seconds": round(time.time() - t0, 1)})
+    best = rd.best_model() if cfg.mode == "agz" else rd.latest_model()
+    summary = run_summary([r for r in rd.read_metrics() if r.get("time", 0) >= t_start - 1e-3],
+                          final_model=best[1].name if best else None, mode=cfg.mode, pipeline=cfg.pipeline,
+                          on_new_model=cfg.on_new_model, selfplay_only=selfplay_only)
+    rd.append_metrics({"source": "loop", "event": "summary", **summary})
     print(f"train.loop: {reason}. {state['games']} games, step {state['step']}, latest model "
           f"{state['latest_model']} ({rd.root})", file=sys.stderr)
+    print(format_summary(summary), file=sys.stderr)
     return status
 
 
@@ -372,6 +484,8 @@ def build_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
                     help="when to stop, comma-separated, first reached wins: 90s, 20m, 2h, 1d (time of this "
                          "invocation), 500g (games in the run), 1000steps (training step)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    ap.add_argument("--selfplay-only", action="store_true",
+                    help="run the self-play stage alone (no trainer, no gate): a throughput baseline")
     add_arguments(ap, suppress_defaults=suppress_defaults)
     return ap
 
@@ -388,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
         lock = acquire_lock(rd)
         try:
             prepare_run(rd, cfg, args.resume)
-            return supervise(rd, cfg, budget, progress=not args.quiet)
+            return supervise(rd, cfg, budget, progress=not args.quiet, selfplay_only=args.selfplay_only)
         finally:
             lock.close()
     except (ValueError, FileNotFoundError) as exc:

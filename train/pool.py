@@ -101,6 +101,7 @@ class FinishedGame:
     winner: int                         # BLACK, WHITE, 0 = draw or abandoned
     started: float
     finished: float
+    leaves: int = 0                     # positions this game sent to evaluators (all its searches)
 
     def record(self) -> GameRecord:
         """The training record (ValueError for an abandoned game)."""
@@ -123,7 +124,11 @@ class PoolStats:
     moves: int = 0
     full_moves: int = 0                 # moves with a full search (training positions)
     games: int = 0                      # games finished (not abandoned)
-    abandoned: int = 0
+    abandoned: int = 0                  # games dropped unfinished, for any reason
+    abandoned_leaves: int = 0           # ... and the leaves their searches had sent to evaluators
+    discarded: int = 0                  # games abandoned because a new model arrived (policy discard)
+    discarded_leaves: int = 0
+    switched_leaves: int = 0            # leaves of searches cut short by a switch to a new model
     search_seconds: float = 0.0         # collect_many + backup_many
     net_seconds: float = 0.0            # evaluator calls
     move_seconds: float = 0.0           # choosing and playing moves, starting games
@@ -155,6 +160,8 @@ class Slot:
         self.target = 0                  # root visits the current search must reach
         self.full = True                 # the current search is a full one
         self.stalled = False             # the search cannot grow (forces the move)
+        self.leaves = 0                  # leaves this game has sent to evaluators
+        self.search_leaves = 0           # ... for the move being searched now
         self._rng = np.random.default_rng(index)
         self._spare: dict[tuple[int, str], list[Search]] = defaultdict(list)
         self._seed = 0
@@ -201,6 +208,7 @@ class Slot:
         for color in (BLACK, WHITE):
             self._attach_tree(color)
         self.started = time.time()
+        self.leaves = 0
         self.status = PLAYING
         self._begin_search()
 
@@ -264,6 +272,7 @@ class Slot:
         self.full = s.cheap_visits <= 0 or self._rng.random() < s.full_search_prob
         self.target = s.visits if self.full else s.cheap_visits
         self.stalled = False
+        self.search_leaves = 0
         noise = self.full and s.noise_epsilon > 0
         params = dataclasses.replace(self.agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
                                      noise_alpha=s.noise_alpha)
@@ -328,17 +337,22 @@ class GamePool:
         return all(s.status == IDLE for s in self.slots)
 
     # -- control --------------------------------------------------------------------------
-    def abandon(self, index: int) -> FinishedGame | None:
-        """Drops the game in slot ``index`` (nothing is recorded); returns what it was."""
+    def abandon(self, index: int, why: str = "stopped") -> FinishedGame | None:
+        """Drops the game in slot ``index`` (nothing is recorded); returns what it was.  ``why``
+        is "new model" for a discard (counted in ``stats.discarded``) or anything else."""
         slot = self.slots[index]
         if slot.status == IDLE or slot.game is None or slot.spec is None:
             return None
         gone = FinishedGame(slot.index, slot.spec, slot.game, slot.moves, "abandoned", 0,
-                            slot.started, time.time())
+                            slot.started, time.time(), slot.leaves)
         slot.status = IDLE
         slot._release_trees()
         slot.game, slot.spec, slot.moves = None, None, []
         self.stats.abandoned += 1
+        self.stats.abandoned_leaves += gone.leaves
+        if why == "new model":
+            self.stats.discarded += 1
+            self.stats.discarded_leaves += gone.leaves
         return gone
 
     def abandon_all(self) -> list[FinishedGame]:
@@ -362,8 +376,10 @@ class GamePool:
                 continue
             hit += 1
             if policy == "discard":
-                self.abandon(slot.index)
+                self.abandon(slot.index, why="new model")
             elif policy == "switch":
+                if slot.to_move in colors:
+                    self.stats.switched_leaves += slot.search_leaves   # that search starts again
                 for c in colors:
                     slot.set_agent(c, agent)
         return hit
@@ -447,6 +463,8 @@ class GamePool:
         self.stats.search_seconds += (t1 - t0) + (t3 - t2)
         self.stats.net_seconds += t2 - t1
         for slot, tree, b, c in zip(slots, trees, before, counts):
+            slot.leaves += int(c)
+            slot.search_leaves += int(c)
             if c == 0 and tree.visits == b:
                 slot.stalled = True       # nothing to expand (e.g. every line ends the game)
 
@@ -488,7 +506,8 @@ class GamePool:
         if winner is None:
             score = game.score()
             winner = BLACK if score > 0 else WHITE if score < 0 else 0
-        done = FinishedGame(slot.index, spec, game, slot.moves, reason, winner, slot.started, time.time())
+        done = FinishedGame(slot.index, spec, game, slot.moves, reason, winner, slot.started, time.time(),
+                            slot.leaves)
         slot.status = IDLE
         slot._release_trees()
         slot.game, slot.spec, slot.moves = None, None, []

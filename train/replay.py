@@ -10,6 +10,10 @@ are never stored, see :mod:`train.records`), then a random board symmetry per po
 (:mod:`engine.symmetry`) is applied consistently to the planes, the policy target and the
 ownership target (value and score do not depend on the symmetry).
 
+:meth:`ReplayWindow.set_model_filter` implements ``--no-keep-old-games``: only games whose last
+move was chosen by the given model (the current self-play model) are sampled; the others stay
+loaded but out of the sample until the filter changes.
+
 :class:`BatchLoader` produces batches ahead of the trainer: in a background thread (the C core
 releases the GIL while it replays and encodes) or, with ``workers > 0``, in torch DataLoader
 worker processes, each with its own window that follows the run directory.  It measures the
@@ -56,6 +60,8 @@ class ReplayWindow:
         self._snap = _Snapshot((), (), np.zeros(0, np.int64))
         self.games_on_disk = 0
         self.bad_files: list[str] = []
+        self.model_filter: str | None = None
+        self.filtered_out = 0                  # games in the window left out by the model filter
         self._lock = threading.Lock()
 
     # -- following the run directory ------------------------------------------------------
@@ -84,11 +90,27 @@ class ReplayWindow:
             changed = changed or len(keep) != len(self._loaded)
             self._loaded = keep
             if changed:
-                recs = tuple(r for r in keep.values() if r is not None and r.num_positions > 0)
-                idx = tuple(np.flatnonzero(r.full) for r in recs)
-                cum = np.cumsum([len(i) for i in idx], dtype=np.int64) if recs else np.zeros(0, np.int64)
-                self._snap = _Snapshot(recs, idx, cum)
+                self._rebuild()
             return self.games_on_disk
+
+    def set_model_filter(self, model_id: str | None) -> None:
+        """Samples only games whose last move ``model_id`` chose (None: every game)."""
+        with self._lock:
+            if model_id != self.model_filter:
+                self.model_filter = model_id
+                self._rebuild()
+
+    def _rebuild(self) -> None:
+        recs = tuple(r for r in self._loaded.values() if r is not None and r.num_positions > 0)
+        if self.model_filter is not None:
+            kept = tuple(r for r in recs if r.length and r.model_of_move(r.length - 1) == self.model_filter)
+            self.filtered_out = len(recs) - len(kept)
+            recs = kept
+        else:
+            self.filtered_out = 0
+        idx = tuple(np.flatnonzero(r.full) for r in recs)
+        cum = np.cumsum([len(i) for i in idx], dtype=np.int64) if recs else np.zeros(0, np.int64)
+        self._snap = _Snapshot(recs, idx, cum)
 
     @property
     def games(self) -> int:
@@ -153,7 +175,7 @@ class BatchLoader:
     they could feed a trainer, whether or not the trainer keeps up)."""
 
     def __init__(self, window: ReplayWindow, batch: int, feature_set: str, seed: int = 0,
-                 prefetch: int = 4, workers: int = 0, refresh_s: float = 5.0):
+                 prefetch: int = 4, workers: int = 0, refresh_s: float = 5.0, follow_mode: str | None = None):
         self.window = window
         self.batch = int(batch)
         self.feature_set = feature_set
@@ -163,6 +185,7 @@ class BatchLoader:
         self._stop = threading.Event()
         self._queue: queue.Queue = queue.Queue(maxsize=max(1, prefetch))
         self._args = (seed, prefetch, refresh_s)
+        self.follow_mode = follow_mode       # worker processes: filter on this mode's self-play model
         self._iter: Iterator | None = None
         self._thread: threading.Thread | None = None
         self._rng = np.random.default_rng(seed)
@@ -174,7 +197,8 @@ class BatchLoader:
         if self.workers > 0:
             w = self.window
             self._iter = iter(_torch_loader(w.run_dir.root, w.capacity, w.board_size, self.batch,
-                                            self.feature_set, seed, self.workers, prefetch, refresh_s))
+                                            self.feature_set, seed, self.workers, prefetch, refresh_s,
+                                            self.follow_mode))
         else:
             self._thread = threading.Thread(target=self._produce, name="batch-loader", daemon=True)
             self._thread.start()
@@ -224,11 +248,11 @@ class _Stream(torch.utils.data.IterableDataset):
     """Endless batches for torch DataLoader workers; each worker follows the run directory with
     its own window and random stream."""
 
-    def __init__(self, root, capacity, board_size, batch, feature_set, seed, refresh_s):
-        self.args = (root, capacity, board_size, batch, feature_set, seed, refresh_s)
+    def __init__(self, root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode=None):
+        self.args = (root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode)
 
     def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
-        root, capacity, board_size, batch, feature_set, seed, refresh_s = self.args
+        root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode = self.args
         info = torch.utils.data.get_worker_info()
         rng = np.random.default_rng([seed, info.id if info is not None else 0])
         window = ReplayWindow(root, capacity, board_size)
@@ -236,6 +260,9 @@ class _Stream(torch.utils.data.IterableDataset):
         while True:
             if time.monotonic() - last > refresh_s or window.positions == 0:
                 window.refresh()
+                if follow_mode is not None:
+                    current = window.run_dir.selfplay_model(follow_mode)
+                    window.set_model_filter(RunDir.model_id(current[1]) if current else None)
                 last = time.monotonic()
                 if window.positions == 0:
                     time.sleep(0.2)
@@ -246,8 +273,9 @@ class _Stream(torch.utils.data.IterableDataset):
             yield b
 
 
-def _torch_loader(root, capacity, board_size, batch, feature_set, seed, workers, prefetch, refresh_s):
+def _torch_loader(root, capacity, board_size, batch, feature_set, seed, workers, prefetch, refresh_s,
+                  follow_mode=None):
     return torch.utils.data.DataLoader(
-        _Stream(root, capacity, board_size, batch, feature_set, seed, refresh_s), batch_size=None,
+        _Stream(root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode), batch_size=None,
         num_workers=workers, prefetch_factor=prefetch, persistent_workers=True,
         multiprocessing_context="spawn")

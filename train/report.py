@@ -9,6 +9,11 @@ self-play and trainer figures at that time) and writes into RUN_DIR/plots/:
 - ``resign.png``: the resignation threshold and the measured false-positive rate;
 - ``ratings.png``: Elo against the training step, once gating or match records (records
   carrying an ``elo`` field) exist.
+
+:func:`run_summary` condenses one ``train.loop`` invocation into the accounting that every run
+reports (``train.loop`` appends it as a ``summary`` record and prints it; the report prints the
+latest): self-play games and positions kept per hour, network evaluations thrown away, gating
+games and promotions, evaluation lag, time self-play spent waiting.
 """
 from __future__ import annotations
 
@@ -81,6 +86,85 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 except (TypeError, ValueError):
                     cells.append(str(v).rjust(w))
         lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def run_summary(records: list[dict[str, Any]], **info: Any) -> dict[str, Any]:
+    """The accounting of one loop invocation from its metrics ``records`` (those since its
+    ``start`` record).  Rates are per hour of the invocation's wall time (start to stop record).
+
+    - ``games_per_hour`` / ``positions_per_hour``: self-play games (training positions) written;
+    - ``evals``: leaves self-play sent to its evaluators; ``wasted_evals``: those spent on games
+      abandoned because a new model arrived (discard) plus searches cut short by a switch;
+      ``wasted_share`` = wasted / evals.  Games cut off by the end of the run are counted apart
+      (``unfinished_at_stop_evals``): every pipeline loses those;
+    - ``gating_games``: gating games played to the end; ``decisions``, ``promotions``;
+    - ``eval_lag_mean_s``: checkpoint written -> gating decision (agz), and
+      ``adopt_lag_mean_s``: checkpoint written -> self-play plays it (both modes);
+    - ``selfplay_wait_s`` and ``selfplay_wait_share``: time self-play waited (sync pipeline).
+    ``info`` (mode, pipeline, final model...) is copied into the result."""
+    if not records:
+        return dict(info)
+    start = next((r for r in records if r.get("source") == "loop" and r.get("event") == "start"), records[0])
+    stops = [r for r in records if r.get("source") == "loop" and r.get("event") == "stop"]
+    t0, t1 = start["time"], (stops[-1] if stops else records[-1])["time"]
+    hours = max(1e-9, t1 - t0) / 3600.0
+    last_sp: dict[Any, dict[str, Any]] = {}
+    for r in records:
+        if r.get("source") == "selfplay" and "session_leaves" in r:
+            last_sp[r.get("worker", 0)] = r
+
+    def total(key: str) -> float:
+        return float(sum(r.get(key) or 0 for r in last_sp.values()))
+
+    games, positions, evals = total("session_games"), total("session_positions"), total("session_leaves")
+    discarded, switched = total("session_discarded_leaves"), total("session_switched_leaves")
+    wasted = discarded + switched
+    wait, sp_seconds = total("wait_s"), total("session_seconds")
+    adoptions = total("adoptions")
+    lag_sum = sum((r.get("adopt_lag_mean_s") or 0) * (r.get("adoptions") or 0) for r in last_sp.values())
+    decisions = [r for r in records if r.get("source") == "gate" and r.get("event") == "decision"]
+    lags = [float(r["lag_s"]) for r in decisions if r.get("lag_s") is not None]
+    steps = [r["step"] for r in records if r.get("source") == "trainer" and r.get("step") is not None]
+    out = {
+        "seconds": round(t1 - t0, 1),
+        "games": int(games), "positions": int(positions),
+        "games_per_hour": games / hours, "positions_per_hour": positions / hours,
+        "evals": int(evals), "evals_per_s": evals / (hours * 3600.0),
+        "wasted_evals": int(wasted), "wasted_share": wasted / evals if evals else 0.0,
+        "discarded_games": int(total("session_discarded")), "discarded_evals": int(discarded),
+        "switched_evals": int(switched),
+        "unfinished_at_stop_evals": int(total("session_abandoned_leaves") - discarded),
+        "gating_games": int(sum(r.get("games_played") or 0 for r in decisions)),
+        "decisions": len(decisions), "promotions": sum(r.get("verdict") == "promote" for r in decisions),
+        "eval_lag_mean_s": sum(lags) / len(lags) if lags else None,
+        "adopt_lag_mean_s": lag_sum / adoptions if adoptions else None,
+        "selfplay_wait_s": wait, "selfplay_wait_share": wait / sp_seconds if sp_seconds else 0.0,
+        "train_steps": (max(steps) - min(steps)) if steps else 0, "final_step": max(steps) if steps else None,
+    }
+    out.update(info)
+    return out
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """A few lines for people from a :func:`run_summary` dict."""
+    def f(v: Any, fmt: str) -> str:
+        return "-" if v is None else fmt.format(v)
+    lines = [
+        f"summary ({s.get('mode', '?')}, {s.get('pipeline', '?')}, on new model: {s.get('on_new_model', '?')}"
+        f"{', self-play only' if s.get('selfplay_only') else ''}), {f(s.get('seconds'), '{:.0f}')} s:",
+        f"  self-play kept  {f(s.get('games'), '{}')} games ({f(s.get('games_per_hour'), '{:.0f}')}/h), "
+        f"{f(s.get('positions'), '{}')} positions ({f(s.get('positions_per_hour'), '{:.0f}')}/h)",
+        f"  evaluations     {f(s.get('evals'), '{}')} ({f(s.get('evals_per_s'), '{:.0f}')}/s), thrown away "
+        f"{f(s.get('wasted_evals'), '{}')} ({f(s.get('wasted_share'), '{:.1%}')}: {f(s.get('discarded_games'), '{}')}"
+        f" discarded games, {f(s.get('switched_evals'), '{}')} in switched searches); unfinished at stop "
+        f"{f(s.get('unfinished_at_stop_evals'), '{}')}",
+        f"  gating          {f(s.get('gating_games'), '{}')} games, {f(s.get('decisions'), '{}')} decisions, "
+        f"{f(s.get('promotions'), '{}')} promotions; lag checkpoint->decision {f(s.get('eval_lag_mean_s'), '{:.1f}')} s,"
+        f" checkpoint->self-play {f(s.get('adopt_lag_mean_s'), '{:.1f}')} s",
+        f"  self-play waited {f(s.get('selfplay_wait_s'), '{:.1f}')} s ({f(s.get('selfplay_wait_share'), '{:.1%}')}); "
+        f"{f(s.get('train_steps'), '{}')} training steps; final model {s.get('final_model') or '-'}",
+    ]
     return "\n".join(lines)
 
 
@@ -181,6 +265,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"run {rd.root}: {rd.count_games()} games, latest model "
           f"{latest[1].name if latest else '-'} (step {latest[0] if latest else '-'})")
     print(format_table(table_rows(records, a.rows)))
+    summaries = [r for r in records if r.get("source") == "loop" and r.get("event") == "summary"]
+    if summaries:
+        print(format_summary(summaries[-1]))
     if not a.no_plots:
         for p in write_plots(records, rd.plots):
             print(f"wrote {p}")

@@ -8,16 +8,26 @@ through this directory, so any of them can be killed at any moment and restarted
       state.json           a summary for people (games, step, latest model); never read back as truth
       metrics.jsonl        one JSON object per line, appended by every stage ("source" says which)
       lock                 held (flock) by the running ``train.loop``: one loop per run directory
+      pipeline.json        sync pipeline only: the phase in force (written by ``train.loop``, read by
+                           the stages: who may work now, up to which game count, which candidate)
       models/
         model-0000000.pt   checkpoints named by training step (engine.weights format)
         trainer.pt         optimizer state (momentum) of the latest checkpoint, for --resume
+        best.json          --mode agz: the model self-play uses (the last promoted; written by the
+                           gate, atomically; absent = model-0000000)
       games/
         g00000042-w00.npz  training record of self-play game 42 of worker 0 (train.records)
       sgf/
         g00000042-w00.sgf  the same game as SGF
+      gating/
+        model-0000200.json the decision about candidate model-0000200 (verdict, counts, SPRT, lag);
+                           its existence means "decided": a gate killed mid-match gates it again
+        model-0000200/
+          g00007.sgf       gating game 7 (numbered in start order), PB/PW = the model ids
       logs/
         selfplay-w00.log   stdout/stderr of each stage process
         trainer.log
+        gate.log
 
 Every file is written atomically (temporary file in the same folder, fsync, ``os.replace``), so a
 reader sees either nothing or a complete file.  Counters are derived from the files on disk
@@ -101,11 +111,14 @@ class RunDir:
         self.sgf = self.root / "sgf"
         self.logs = self.root / "logs"
         self.plots = self.root / "plots"
+        self.gating = self.root / "gating"
+        self.pipeline_path = self.root / "pipeline.json"
         self.trainer_state_path = self.models / "trainer.pt"
+        self.best_path = self.models / "best.json"
 
     def create(self) -> "RunDir":
         """Makes the folders (existing ones are kept); returns self."""
-        for d in (self.root, self.models, self.games, self.sgf, self.logs):
+        for d in (self.root, self.models, self.games, self.sgf, self.logs, self.gating):
             d.mkdir(parents=True, exist_ok=True)
         return self
 
@@ -151,6 +164,67 @@ class RunDir:
     def latest_model(self) -> tuple[int, Path] | None:
         models = self.list_models()
         return models[-1] if models else None
+
+    def best_model(self) -> tuple[int, Path] | None:
+        """(step, path) of the current best (--mode agz): the model named by ``models/best.json``,
+        else the first checkpoint; None when there is no checkpoint."""
+        try:
+            step = int(json.loads(self.best_path.read_text())["step"])
+            path = self.model_path(step)
+            if path.is_file():
+                return step, path
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            pass
+        models = self.list_models()
+        return models[0] if models else None
+
+    def set_best(self, step: int, **extra: Any) -> None:
+        """Points ``models/best.json`` at checkpoint ``step`` (atomically)."""
+        atomic_write_json(self.best_path, {"step": int(step), "model": self.model_path(step).name,
+                                           "time": time.time(), **extra})
+
+    def selfplay_model(self, mode: str) -> tuple[int, Path] | None:
+        """The checkpoint self-play plays with: the best in ``agz`` mode, the latest in ``az``."""
+        return self.best_model() if mode == "agz" else self.latest_model()
+
+    # -- gating ---------------------------------------------------------------------------
+    def decision_path(self, model_id: str) -> Path:
+        """Where the gating decision about candidate ``model_id`` is written."""
+        return self.gating / f"{model_id}.json"
+
+    def read_decision(self, model_id: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.decision_path(model_id).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def write_decision(self, model_id: str, decision: dict[str, Any]) -> None:
+        atomic_write_json(self.decision_path(model_id), decision)
+
+    def gating_sgf_path(self, model_id: str, index: int) -> Path:
+        """SGF of gating game ``index`` (start order) of candidate ``model_id``; makes the folder."""
+        d = self.gating / model_id
+        d.mkdir(parents=True, exist_ok=True)
+        return d / f"g{int(index):05d}.sgf"
+
+    # -- sync pipeline phase --------------------------------------------------------------
+    def read_pipeline(self) -> dict[str, Any] | None:
+        """The sync pipeline's phase ({"phase": "selfplay"|"train"|"gate", "generation": g, ...}),
+        or None (async pipeline: every stage works all the time)."""
+        try:
+            return json.loads(self.pipeline_path.read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def write_pipeline(self, phase: dict[str, Any] | None) -> None:
+        """Sets the phase (None removes the file: async)."""
+        if phase is None:
+            try:
+                self.pipeline_path.unlink()
+            except FileNotFoundError:
+                pass
+        else:
+            atomic_write_json(self.pipeline_path, {**phase, "time": time.time()})
 
     # -- games ----------------------------------------------------------------------------
     def game_paths(self, name: GameName) -> tuple[Path, Path]:
@@ -203,7 +277,10 @@ class RunDir:
     def remove_stale_temps(self) -> int:
         """Deletes temporary files left by writers killed mid-write; returns how many."""
         n = 0
-        for d in (self.root, self.models, self.games, self.sgf):
+        dirs = [self.root, self.models, self.games, self.sgf, self.gating]
+        if self.gating.is_dir():
+            dirs += [d for d in self.gating.iterdir() if d.is_dir()]
+        for d in dirs:
             if d.is_dir():
                 for p in d.glob(".*.tmp"):
                     try:

@@ -17,6 +17,17 @@ soon as the trainer writes it.
   would have been false.  The false-positive rate measured on the no-resign games against the
   threshold in force while they were played is reported in the metrics.
 
+- **Model**: the latest checkpoint (``--mode az``) or the current best (``agz``), polled every
+  2 s; games in flight when it changes follow ``--on-new-model`` (discard / finish / switch, see
+  :meth:`train.pool.GamePool.apply_new_model`).
+- **Sync pipeline**: self-play plays while the phase (RUN_DIR/pipeline.json) is "selfplay" and the
+  run holds fewer games than the phase's ``until_games``; otherwise it waits, games in flight
+  paused, and counts the time (``wait_s``).
+- **Accounting** (cumulative per session in every metrics record): games and training positions
+  written, leaves sent to evaluators, those thrown away by discards (``discarded_leaves``) and
+  by switches cutting a search short (``switched_leaves``), model adoptions and their lag
+  (checkpoint written -> self-play plays it), time spent waiting.
+
 Stage process: ``python -m train.selfplay --run-dir DIR [--worker K]`` (started by train.loop).
 ``python -m train.selfplay bench ...`` measures throughput without a run directory.
 """
@@ -143,6 +154,11 @@ class SelfPlayWorker:
         self.session_start_games = self.games_on_disk
         self.started_games = 0
         self.written = 0
+        self.positions_written = 0
+        self.wait_s = 0.0
+        self.adoptions = 0
+        self.adopt_lag_sum = 0.0
+        self.last_adopt_lag: float | None = None
         self.session_start = time.time()
         self.lengths: deque[int] = deque(maxlen=200)
         self.resigned: deque[bool] = deque(maxlen=200)
@@ -150,7 +166,7 @@ class SelfPlayWorker:
         self._known: dict[int, tuple[Any, int]] = {}
         self._retired_evals = 0
         self._load_calibration()
-        latest = rd.latest_model()
+        latest = rd.selfplay_model(cfg.mode)
         if latest is None:
             raise FileNotFoundError(f"{rd.models}: no model to play with")
         self.model_step = latest[0]
@@ -195,6 +211,7 @@ class SelfPlayWorker:
         write_npz(npz, rec)
         self.seq += 1
         self.written += 1
+        self.positions_written += rec.num_positions
         self.games_on_disk += 1
         self.lengths.append(rec.length)
         self.resigned.append(rec.resigned)
@@ -204,8 +221,9 @@ class SelfPlayWorker:
         return rec
 
     def poll_model(self) -> bool:
-        """Switches to a newer checkpoint if there is one; returns whether it did."""
-        latest = self.rd.latest_model()
+        """Switches to a newer checkpoint (the latest in az mode, the best in agz) if there is
+        one, applying ``--on-new-model`` to the games in flight; returns whether it did."""
+        latest = self.rd.selfplay_model(self.cfg.mode)
         if latest is None or latest[0] <= self.model_step:
             return False
         try:
@@ -216,7 +234,22 @@ class SelfPlayWorker:
         self.model_step = latest[0]
         self.agent = agent
         self.pool.apply_new_model(agent, self.cfg.on_new_model)
+        try:
+            lag = time.time() - latest[1].stat().st_mtime
+        except OSError:
+            lag = None
+        if lag is not None:
+            self.adoptions += 1
+            self.adopt_lag_sum += lag
+            self.last_adopt_lag = lag
         return True
+
+    def may_play(self, phase: dict[str, Any] | None) -> bool:
+        """Whether the sync pipeline's ``phase`` lets self-play work now (always in async)."""
+        if phase is None:
+            return True
+        until = phase.get("until_games")
+        return phase.get("phase") == "selfplay" and (until is None or self.games_on_disk < int(until))
 
     def metrics(self, since: "_Mark", now_mark: "_Mark") -> dict[str, Any]:
         d = now_mark.stats.minus(since.stats)
@@ -240,6 +273,17 @@ class SelfPlayWorker:
             "resign_fp_rate": fp, "resign_fp_games": fp_n,
             "no_resign_games": len(self.calibrator.games),
             "in_flight": len(self.pool.active()), "abandoned": d.abandoned,
+            # cumulative over this session (since the process started)
+            "session_seconds": now_mark.time - self.session_start,
+            "session_positions": self.positions_written, "session_moves": now_mark.stats.moves,
+            "session_leaves": now_mark.stats.leaves,
+            "session_discarded": now_mark.stats.discarded,
+            "session_discarded_leaves": now_mark.stats.discarded_leaves,
+            "session_switched_leaves": now_mark.stats.switched_leaves,
+            "session_abandoned_leaves": now_mark.stats.abandoned_leaves,
+            "wait_s": self.wait_s, "adoptions": self.adoptions,
+            "adopt_lag_mean_s": self.adopt_lag_sum / self.adoptions if self.adoptions else None,
+            "adopt_lag_s": self.last_adopt_lag,
         }
 
     def mark(self) -> "_Mark":
@@ -283,21 +327,37 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
     last_poll = time.time()
     mark = w.mark()
     exit_reason = "idle"
+    phase = rd.read_pipeline()
+    last_phase = time.time()
+    waiting = False
     while True:
         if stop:
             gone = w.pool.abandon_all()
             exit_reason = f"stopped ({len(gone)} games in flight abandoned)"
             break
-        for fg in w.pool.step():
-            w.write(fg)
-        if w.pool.idle:
-            exit_reason = "budget reached" if not stop.drain else "drained"
-            break
         now = time.time()
-        if now - last_poll >= model_poll_s:
-            last_poll = now
-            if w.poll_model():
-                print(f"selfplay[{worker}]: now playing {w.agent.model_id}", flush=True)
+        if now - last_phase >= 0.1:
+            phase, last_phase = rd.read_pipeline(), now
+            if phase is not None and cfg.selfplay_workers > 1:
+                w.games_on_disk = rd.count_games()
+        if not w.may_play(phase):
+            waiting = True                   # sync pipeline: training or gating has the machine
+            time.sleep(0.05)
+            w.wait_s += time.time() - now
+        else:
+            if waiting:
+                waiting = False
+                last_poll = 0.0               # a new generation: pick up the new model first
+            if now - last_poll >= model_poll_s:
+                last_poll = now
+                if w.poll_model():
+                    print(f"selfplay[{worker}]: now playing {w.agent.model_id}", flush=True)
+            for fg in w.pool.step():
+                w.write(fg)
+            if w.pool.idle:
+                exit_reason = "budget reached" if not stop.drain else "drained"
+                break
+        now = time.time()
         if now - mark.time >= cfg.metrics_every:
             m = w.mark()
             rd.append_metrics(w.metrics(mark, m))

@@ -22,6 +22,12 @@ so that ``--resume`` keeps the momentum.  The trainer never runs ahead of self-p
 ``steps_per_game`` steps per game on disk (or ``samples_per_position`` samples per position) and
 waits when it is ahead.
 
+Sync pipeline (RUN_DIR/pipeline.json): the trainer works only in the "train" phase of a
+generation: it does the steps the games on disk have paid for, writes a checkpoint (the
+generation's candidate) and reports ``phase_done`` in the metrics; otherwise it waits.
+With ``--no-keep-old-games`` the window samples only games whose last move the current self-play
+model chose (see :meth:`train.replay.ReplayWindow.set_model_filter`).
+
 Stage process: ``python -m train.trainer --run-dir DIR`` (started by ``train.loop``).
 """
 from __future__ import annotations
@@ -228,8 +234,9 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
           f"device {trainer.device}", flush=True)
     parent = path.name
     window = ReplayWindow(rd, cfg.window, cfg.board_size)
+    follow = None if cfg.keep_old_games else cfg.mode
     loader = BatchLoader(window, cfg.train_batch, model.feature_set, seed=cfg.seed * 1000 + step,
-                         workers=cfg.loader_workers)
+                         workers=cfg.loader_workers, follow_mode=follow)
     saved_step = step
     sums = {k: 0.0 for k in LOSS_NAMES}
     count = 0
@@ -249,7 +256,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                                "samples_per_s": count * cfg.train_batch / wall,
                                "train_samples_per_s": count * cfg.train_batch / t_train if t_train > 0 else 0.0,
                                "loader_positions_per_s": loader.positions_per_s,
-                               "waiting_share": waited / wall}
+                               "waiting_share": waited / wall, "window_filtered_out": window.filtered_out}
         if count:
             rec.update({k: sums[k] / count for k in LOSS_NAMES})
         if final:
@@ -260,15 +267,46 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
         last_metrics = time.time()
 
     board_sizes = [cfg.board_size]
+    phase: dict[str, Any] | None = rd.read_pipeline()
+    last_phase = time.time()
+    done_generations: set[Any] = set()
+    entered: Any = None
     try:
         while not stop:
             now = time.time()
+            if now - last_phase >= 0.1:
+                phase, last_phase = rd.read_pipeline(), now
+            sync_train = phase is not None and not stop.drain
+            if sync_train:
+                assert phase is not None
+                gen = phase.get("generation")
+                if phase.get("phase") != "train" or gen in done_generations:
+                    time.sleep(0.05)            # sync pipeline: not our phase
+                    waited += time.time() - now
+                    if time.time() - last_metrics >= cfg.metrics_every:
+                        log()
+                    continue
+                if gen != entered:
+                    entered, last_refresh = gen, 0.0     # see every game of the generation
             if now - last_refresh > 1.0:
                 window.refresh()
+                if follow is not None:
+                    current = rd.selfplay_model(cfg.mode)
+                    window.set_model_filter(rd.model_id(current[1]) if current else None)
                 last_refresh = now
             owed = allowed_steps(cfg, window.games_on_disk, window.mean_positions_per_game())
             if max_steps is not None:
                 owed = min(owed, max_steps)
+            if sync_train and (trainer.step >= owed or window.positions == 0):
+                # The generation's training is done: its checkpoint is the candidate.
+                new = trainer.step != saved_step
+                if new:
+                    parent = trainer.save(rd, parent, board_sizes)
+                    saved_step = trainer.step
+                done_generations.add(gen)
+                rd.append_metrics({"source": "trainer", "event": "phase_done", "generation": gen,
+                                   "step": trainer.step, "checkpoint": trainer.step if new else None})
+                continue
             if trainer.step >= owed or window.positions == 0:
                 if stop.drain or (max_steps is not None and trainer.step >= max_steps):
                     break
@@ -289,7 +327,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                 for k in LOSS_NAMES:
                     sums[k] += losses[k]
                 count += 1
-                if trainer.step % cfg.checkpoint_every == 0:
+                if trainer.step % cfg.checkpoint_every == 0 and not sync_train:
                     parent = trainer.save(rd, parent, board_sizes)
                     saved_step = trainer.step
             if time.time() - last_metrics >= cfg.metrics_every:

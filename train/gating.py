@@ -1,0 +1,526 @@
+"""Gating (``--mode agz``): a candidate checkpoint plays the current best and replaces it only if
+it wins.  AlphaGo Zero's rule (55% of 400 games) with Leela Zero's early stop (SPRT).
+
+**The rule** (:class:`GateRule`), applied after every counted game, first match wins:
+
+1. the threshold is out of reach: even winning every game still allowed (up to ``max_games``)
+   leaves the candidate below ``threshold`` -> reject ("early fail");
+2. the threshold is guaranteed: the candidate's points already reach ``threshold * max_games``
+   -> promote;
+3. SPRT (:func:`train.stats.sprt`, H0 elo = ``elo0`` against H1 elo = ``elo1``): accept ->
+   promote, reject -> reject.
+
+At ``max_games`` counted games rule 1 or 2 always applies, so a decision never needs more.
+Inside 400 games an SPRT accept (with the defaults 0/35/0.05/0.05) needs a score above 55%,
+so the early stop never promotes a candidate that the plain rule would fail at that point.
+
+**Counting without bias** (:class:`GateCoordinator`).  Short games return first (a candidate
+that resigns quickly or wins by a quick capture race would have its results counted early) and
+some games never return (a dead or stuck worker).  So games are numbered in the order they are
+started and a result counts only once every earlier-started game has returned or been declared
+lost: the tally is always a prefix of the start order, the same games a one-at-a-time match
+would have counted, whatever the speeds.  The decision is a function of that prefix alone.
+
+- A game is **declared lost** when its worker dies (at once) or when it passes its deadline
+  (``max(deadline_min, deadline_factor * median duration of the games returned so far)``).
+  A lost game **counts as not played** (neither win nor loss) but unblocks the order, and a
+  replacement game is started.  Why not count it as a loss for the candidate: a crash says
+  nothing about the candidate, and a conservative "loss" would let a flaky worker veto every
+  promotion; why not wait for it: a dead worker would stall the decision forever.  The residual
+  risk is a deadline that correlates with the outcome (very long games); the deadline is a
+  multiple of the median game so it only fires for genuine stragglers, and every decision
+  records how many games were lost so a suspicious one can be rerun.
+- A result that arrives after its game was declared lost is ignored (``late``): counting it then
+  would reintroduce the order bias.
+- **More games are scheduled than needed**: workers may start games while fewer than
+  ``max_games + slack`` (``slack`` = games in flight) games are started and not lost, so no
+  worker is idle while the order waits on a straggler, and a lost game is replaced at once.
+  Games still running at the decision are abandoned.
+
+**Workers** (:class:`GateMatch`): threads, each with its own :class:`train.pool.GamePool` that
+holds both networks, so one step makes one forward pass per network over all its games (the C
+core and torch release the GIL).  Colours alternate with the start order (even games: candidate
+Black), searches have no Dirichlet noise, the first ``gate_temperature_moves`` plies are sampled
+at ``gate_temperature`` (otherwise two deterministic nets replay the same few games), later
+moves take the most visited child.  Every finished game is written as an SGF (PB/PW = model ids)
+to ``gating/<candidate>/`` in the run directory.
+
+Stage process: ``python -m train.gating --run-dir DIR`` (started by train.loop in agz mode).
+Async pipeline: it gates the newest undecided checkpoint newer than the best (skipping older
+ones); sync pipeline: the candidate named by the pipeline phase.  A promotion rewrites
+``models/best.json`` (atomically) before the decision file, so a kill between the two never
+leaves a promoted model unused.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from engine.core import BLACK, WHITE, Rules
+from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
+from train.stats import SprtResult, elo_difference, sprt
+
+PROMOTE, REJECT, CONTINUE = "promote", "reject", "continue"
+_EPS = 1e-9          # 0.55 * 400 is 220.00000000000003 in floating point
+
+
+# ---------------------------------------------------------------------------------------------
+# The rule
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """When a candidate is promoted (see the module docstring)."""
+
+    threshold: float = 0.55
+    max_games: int = 400
+    elo0: float = 0.0
+    elo1: float = 35.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> "GateRule":
+        return cls(cfg.gate_threshold, cfg.gate_games, cfg.gate_elo0, cfg.gate_elo1, cfg.gate_alpha,
+                   cfg.gate_beta)
+
+    def decide(self, wins: int, losses: int, draws: int = 0) -> tuple[str, str, SprtResult]:
+        """(verdict, reason, SPRT result) after these counted games; verdict is PROMOTE, REJECT
+        or CONTINUE."""
+        n = wins + losses + draws
+        points = wins + 0.5 * draws
+        need = self.threshold * self.max_games
+        test = sprt(wins, losses, draws, self.elo0, self.elo1, self.alpha, self.beta)
+        if points + max(0, self.max_games - n) < need - _EPS:
+            return REJECT, (f"{self.threshold:.0%} of {self.max_games} out of reach "
+                            f"({points:g} points in {n} games, at most {points + max(0, self.max_games - n):g} reachable)"), test
+        if points >= need - _EPS:
+            return PROMOTE, f"{points:g} points reach {self.threshold:.0%} of {self.max_games}", test
+        if test.verdict == "accept":
+            return PROMOTE, f"SPRT accept after {n} games (LLR {test.llr:.2f})", test
+        if test.verdict == "reject":
+            return REJECT, f"SPRT reject after {n} games (LLR {test.llr:.2f})", test
+        return CONTINUE, "", test
+
+
+@dataclass
+class Decision:
+    """A gating verdict and the counts it rests on."""
+
+    verdict: str                 # PROMOTE | REJECT
+    reason: str
+    wins: int
+    losses: int
+    draws: int
+    counted: int                 # games counted (a prefix of the start order, lost ones skipped)
+    started: int                 # games started
+    returned: int                # results received (counted or not)
+    lost: int                    # games declared lost (dead worker or deadline)
+    late: int                    # results that came after their game was declared lost
+    llr: float
+    sprt_lower: float
+    sprt_upper: float
+
+    @property
+    def score(self) -> float:
+        return (self.wins + 0.5 * self.draws) / self.counted if self.counted else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        est = elo_difference(self.wins, self.losses, self.draws)
+        d.update(score=self.score, elo=_finite(est.elo), elo_lower=_finite(est.lower),
+                 elo_upper=_finite(est.upper))
+        return d
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Counting in start order
+
+
+@dataclass
+class _Game:
+    index: int
+    worker: int
+    started: float
+    state: str = "playing"       # playing | returned | lost
+    score: float | None = None
+
+
+class GateCoordinator:
+    """Hands out gating games in start order and counts their results in that order (see the
+    module docstring).  Thread-safe; ``clock`` is injectable for tests."""
+
+    def __init__(self, rule: GateRule, slack: int = 0, deadline_min: float = 120.0,
+                 deadline_factor: float = 4.0, clock: Callable[[], float] = time.monotonic):
+        self.rule = rule
+        self.slack = max(0, int(slack))
+        self.deadline_min = float(deadline_min)
+        self.deadline_factor = float(deadline_factor)
+        self.clock = clock
+        self.games: list[_Game] = []
+        self.sequence: list[float] = []       # counted scores, in start order
+        self.counted_indices: list[int] = []
+        self.decision: Decision | None = None
+        self.wins = self.losses = self.draws = 0
+        self.returned = self.lost = self.late = 0
+        self._next = 0                        # first game of the start order not yet resolved
+        self._durations: list[float] = []
+        self._lock = threading.Lock()
+
+    # -- workers ----------------------------------------------------------------------------
+    def claim(self, worker: int) -> int | None:
+        """The index of a new game for ``worker`` (even: candidate Black), or None when the match
+        is decided or enough games are under way."""
+        with self._lock:
+            if self.decision is not None:
+                return None
+            if len(self.games) - self.lost >= self.rule.max_games + self.slack:
+                return None
+            index = len(self.games)
+            self.games.append(_Game(index, worker, self.clock()))
+            return index
+
+    def report(self, index: int, score: float) -> bool:
+        """Records the candidate's ``score`` (1 win, 0.5 draw, 0 loss) in game ``index``;
+        returns False if the game had already been declared lost (the result is ignored)."""
+        with self._lock:
+            g = self.games[index]
+            if g.state != "playing":
+                self.late += 1
+                return False
+            g.state, g.score = "returned", float(score)
+            self.returned += 1
+            self._durations.append(self.clock() - g.started)
+            self._advance()
+            return True
+
+    # -- failures ---------------------------------------------------------------------------
+    def deadline(self) -> float:
+        """Seconds a game may run before it is declared lost."""
+        with self._lock:
+            return self._deadline()
+
+    def _deadline(self) -> float:
+        if not self._durations:
+            return self.deadline_min
+        return max(self.deadline_min, self.deadline_factor * statistics.median(self._durations))
+
+    def expire(self) -> list[int]:
+        """Declares lost every game past its deadline; returns their indices."""
+        with self._lock:
+            now, limit = self.clock(), self._deadline()
+            gone = [g.index for g in self.games[self._next:] if g.state == "playing" and now - g.started > limit]
+            self._lose(gone)
+            return gone
+
+    def worker_died(self, worker: int) -> list[int]:
+        """Declares lost every game ``worker`` was playing; returns their indices."""
+        with self._lock:
+            gone = [g.index for g in self.games if g.state == "playing" and g.worker == worker]
+            self._lose(gone)
+            return gone
+
+    def lost_games(self, worker: int) -> set[int]:
+        """Indices of ``worker``'s games that were declared lost (to abandon them)."""
+        with self._lock:
+            return {g.index for g in self.games if g.state == "lost" and g.worker == worker}
+
+    def _lose(self, indices: list[int]) -> None:
+        for i in indices:
+            self.games[i].state = "lost"
+            self.lost += 1
+        if indices:
+            self._advance()
+
+    # -- counting ---------------------------------------------------------------------------
+    def _advance(self) -> None:
+        """Counts the results that the start order now allows, deciding as soon as it can."""
+        while self.decision is None and self._next < len(self.games):
+            g = self.games[self._next]
+            if g.state == "playing":
+                return
+            self._next += 1
+            if g.state == "lost":
+                continue
+            assert g.score is not None
+            self.sequence.append(g.score)
+            self.counted_indices.append(g.index)
+            if g.score >= 1.0:
+                self.wins += 1
+            elif g.score <= 0.0:
+                self.losses += 1
+            else:
+                self.draws += 1
+            verdict, reason, test = self.rule.decide(self.wins, self.losses, self.draws)
+            if verdict != CONTINUE:
+                self.decision = Decision(verdict, reason, self.wins, self.losses, self.draws,
+                                         len(self.sequence), len(self.games), self.returned, self.lost,
+                                         self.late, test.llr, test.lower, test.upper)
+
+    @property
+    def started(self) -> int:
+        return len(self.games)
+
+    def snapshot(self) -> Decision:
+        """The counts so far as a Decision (verdict CONTINUE until decided)."""
+        with self._lock:
+            if self.decision is not None:
+                return self.decision
+            _, _, test = self.rule.decide(self.wins, self.losses, self.draws)
+            return Decision(CONTINUE, "", self.wins, self.losses, self.draws, len(self.sequence),
+                            len(self.games), self.returned, self.lost, self.late, test.llr, test.lower,
+                            test.upper)
+
+
+# ---------------------------------------------------------------------------------------------
+# Playing a match with worker threads
+
+
+class GateError(RuntimeError):
+    """Gating cannot reach a decision (every worker died)."""
+
+
+def candidate_score(fg: FinishedGame, candidate: Agent) -> float:
+    """1, 0.5 or 0: the candidate's result in a finished gating game."""
+    color = BLACK if fg.spec.black is candidate else WHITE
+    if fg.winner == color:
+        return 1.0
+    return 0.5 if fg.winner not in (BLACK, WHITE) else 0.0
+
+
+class GateMatch:
+    """One gating match: ``workers`` threads, each running a GamePool of its share of ``slots``
+    games with its own (candidate, best) agents from ``make_agents(worker)``.
+
+    ``on_game(index, finished_game, counted)`` is called (from the worker thread) for every
+    finished game, e.g. to write its SGF.  ``step_hook(worker, pool)`` is called before every
+    pool step (tests inject slow and dead workers with it).  ``stop()`` abandons the match.
+    """
+
+    def __init__(self, make_agents: Callable[[int], tuple[Agent, Agent]], rule: GateRule, size: int,
+                 rules: Rules, settings: PlaySettings, *, workers: int = 2, slots: int = 32,
+                 batch: int = 256, max_leaves_per_search: int = 8, deadline_min: float = 120.0,
+                 deadline_factor: float = 4.0, seed: int = 0,
+                 on_game: Callable[[int, FinishedGame, bool], None] | None = None,
+                 step_hook: Callable[[int, GamePool], None] | None = None,
+                 stop: Callable[[], bool] | None = None, poll_s: float = 0.02,
+                 clock: Callable[[], float] = time.monotonic):
+        if workers < 1 or slots < workers:
+            raise ValueError("need workers >= 1 and slots >= workers")
+        self.make_agents = make_agents
+        self.size, self.rules, self.settings = size, rules, settings
+        self.workers = int(workers)
+        self.slots = [slots // workers + (1 if w < slots % workers else 0) for w in range(workers)]
+        self.batch, self.max_leaves = int(batch), int(max_leaves_per_search)
+        self.seed = int(seed)
+        self.on_game = on_game
+        self.step_hook = step_hook
+        self.stop = stop
+        self.poll_s = poll_s
+        self.coordinator = GateCoordinator(rule, slack=slots, deadline_min=deadline_min,
+                                           deadline_factor=deadline_factor, clock=clock)
+        self.finished_games = 0          # games played to the end (counted or not)
+        self.errors: dict[int, str] = {}
+        self._done = threading.Event()
+        self._count_lock = threading.Lock()
+
+    def _spec(self, index: int, candidate: Agent, best: Agent) -> GameSpec:
+        seed = int(np.random.SeedSequence([self.seed, index]).generate_state(1)[0])
+        black, white = (candidate, best) if index % 2 == 0 else (best, candidate)
+        return GameSpec(self.size, self.rules, black, white, self.settings, seed=seed, allow_resign=True,
+                        tag=index)
+
+    def _work(self, w: int) -> None:
+        candidate, best = self.make_agents(w)
+        coord = self.coordinator
+
+        def next_game(slot) -> GameSpec | None:
+            if self._done.is_set():
+                return None
+            index = coord.claim(w)
+            return None if index is None else self._spec(index, candidate, best)
+
+        pool = GamePool(self.slots[w], next_game, batch=self.batch, max_leaves_per_search=self.max_leaves)
+        while not self._done.is_set():
+            if self.step_hook is not None:
+                self.step_hook(w, pool)
+            for fg in pool.step():
+                index = fg.spec.tag
+                counted = coord.report(index, candidate_score(fg, candidate))
+                with self._count_lock:
+                    self.finished_games += 1
+                if self.on_game is not None:
+                    self.on_game(index, fg, counted)
+            lost = coord.lost_games(w)
+            for slot in pool.active():
+                if slot.spec is not None and slot.spec.tag in lost:
+                    pool.abandon(slot.index, why="lost")
+            if pool.idle:
+                time.sleep(self.poll_s)
+        pool.abandon_all()
+
+    def _guard(self, w: int) -> None:
+        try:
+            self._work(w)
+        except BaseException as exc:          # the thread dies; the coordinator hears of it
+            self.errors[w] = f"{type(exc).__name__}: {exc}"
+
+    def run(self) -> Decision | None:
+        """Plays until a decision (returned) or ``stop()`` (None).  Raises GateError when every
+        worker has died without a decision."""
+        threads = [threading.Thread(target=self._guard, args=(w,), name=f"gate-w{w}", daemon=True)
+                   for w in range(self.workers)]
+        for t in threads:
+            t.start()
+        dead: set[int] = set()
+        coord = self.coordinator
+        decision = None
+        try:
+            while True:
+                coord.expire()
+                for w, t in enumerate(threads):
+                    if w not in dead and not t.is_alive():
+                        dead.add(w)
+                        coord.worker_died(w)
+                decision = coord.decision
+                if decision is not None:
+                    return decision
+                if len(dead) == self.workers:
+                    errors = "; ".join(f"w{w}: {e}" for w, e in sorted(self.errors.items()))
+                    raise GateError(f"every gating worker died: {errors or 'no error recorded'}")
+                if self.stop is not None and self.stop():
+                    return None
+                time.sleep(self.poll_s)
+        finally:
+            self._done.set()
+            deadline = time.monotonic() + 2.0
+            for t in threads:              # a stuck worker is left behind (daemon thread)
+                t.join(timeout=max(0.0, deadline - time.monotonic()))
+
+
+# ---------------------------------------------------------------------------------------------
+# The stage: gating checkpoints of a run directory
+
+
+def gate_settings(cfg: Any) -> PlaySettings:
+    resign = cfg.gate_resign_threshold if cfg.gate_resign_threshold > -1.0 else None
+    return PlaySettings(visits=cfg.gate_visits or cfg.visits, temperature_moves=cfg.gate_temperature_plies(),
+                        temperature=cfg.gate_temperature, noise_epsilon=0.0, resign_threshold=resign,
+                        max_moves=cfg.move_cap(), record_policy=False)
+
+
+def pick_candidate(rd: Any) -> tuple[int, Path] | None:
+    """Async pipeline: the newest checkpoint newer than the best, unless already decided."""
+    latest, best = rd.latest_model(), rd.best_model()
+    if latest is None or best is None or latest[0] <= best[0]:
+        return None
+    if rd.read_decision(rd.model_id(latest[1])) is not None:
+        return None
+    return latest
+
+
+def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Callable[[], bool] | None = None,
+                   generation: int | None = None, device: str | None = None,
+                   step_hook: Callable[[int, GamePool], None] | None = None) -> dict[str, Any] | None:
+    """Plays ``candidate`` against the run's best, writes the SGFs, the decision (and the new
+    best pointer on a promotion) and a metrics record; returns the decision record, or None if
+    ``stop()`` interrupted the match."""
+    from train.records import write_sgf
+    from train.selfplay import make_agent
+
+    best = rd.best_model()
+    cand_id, best_id = rd.model_id(candidate[1]), rd.model_id(best[1])
+    written = candidate[1].stat().st_mtime
+    seeds = np.random.SeedSequence([cfg.seed, candidate[0], 7]).generate_state(2 * cfg.gate_workers)
+
+    def make_agents(w: int) -> tuple[Agent, Agent]:
+        return (make_agent(candidate[1], cfg, seed=int(seeds[2 * w]), device=device),
+                make_agent(best[1], cfg, seed=int(seeds[2 * w + 1]), device=device))
+
+    def on_game(index: int, fg: FinishedGame, counted: bool) -> None:
+        write_sgf(rd.gating_sgf_path(cand_id, index), fg.record(), game_name=f"{cand_id} gating game {index}")
+
+    match = GateMatch(make_agents, GateRule.from_config(cfg), cfg.board_size, Rules.preset(cfg.rules, cfg.komi),
+                      gate_settings(cfg), workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
+                      batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,
+                      deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
+                      seed=cfg.seed * 1_000_003 + candidate[0], on_game=on_game, step_hook=step_hook, stop=stop)
+    t0 = time.time()
+    decision = match.run()
+    if decision is None:
+        return None
+    now = time.time()
+    rec = {"candidate": cand_id, "candidate_step": candidate[0], "best": best_id, "best_step": best[0],
+           **decision.to_dict(), "games_played": match.finished_games, "match_seconds": round(now - t0, 3),
+           "checkpoint_time": written, "decided": now, "lag_s": round(now - written, 3),
+           "generation": generation, "worker_errors": match.errors or None}
+    if decision.verdict == PROMOTE:
+        rd.set_best(candidate[0], previous=best_id)
+    rd.write_decision(cand_id, rec)
+    rd.append_metrics({"source": "gate", "event": "decision", **rec})
+    return rec
+
+
+def run(run_dir: str, parent_pid: int | None = None) -> int:
+    """The gating stage (see the module docstring).  SIGTERM: abandon the match and exit;
+    SIGUSR1: exit once nothing is left to gate."""
+    import torch
+
+    from train.config import RunConfig, StopFlag, die_with_parent, stage_device, stage_threads
+    from train.rundir import RunDir
+
+    die_with_parent(parent_pid)
+    stop = StopFlag(parent_pid)
+    rd = RunDir(run_dir)
+    cfg = RunConfig.from_dict(rd.read_config())
+    torch.set_num_threads(stage_threads(cfg, "gate"))
+    device = stage_device(cfg, "gate")
+    print(f"gate: {cfg.gate_workers} workers, {cfg.gate_parallel_games} games in flight, "
+          f"{cfg.gate_threshold:.0%} of {cfg.gate_games}, SPRT({cfg.gate_elo0:g}, {cfg.gate_elo1:g})", flush=True)
+    while not stop:
+        phase = rd.read_pipeline()
+        candidate, generation = None, None
+        if phase is None:
+            candidate = pick_candidate(rd)
+        elif phase.get("phase") == "gate" and phase.get("candidate") is not None:
+            path = rd.model_path(int(phase["candidate"]))
+            if path.is_file() and rd.read_decision(rd.model_id(path)) is None:
+                candidate, generation = (int(phase["candidate"]), path), phase.get("generation")
+        if candidate is None:
+            if stop.drain:
+                break
+            time.sleep(0.1 if phase is not None else 0.5)
+            continue
+        rec = gate_candidate(rd, cfg, candidate, stop=lambda: bool(stop), generation=generation, device=device)
+        if rec is not None:
+            print(f"gate: {rec['candidate']} vs {rec['best']}: {rec['verdict']} ({rec['reason']}; "
+                  f"+{rec['wins']} ={rec['draws']} -{rec['losses']}, {rec['games_played']} games played, "
+                  f"{rec['lost']} lost, lag {rec['lag_s']:.1f}s)", flush=True)
+    print("gate: stopped", flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m train.gating",
+                                 description="The gating stage of an agz run (normally started by train.loop).")
+    ap.add_argument("--run-dir", required=True)
+    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
+    a = ap.parse_args(argv)
+    return run(a.run_dir, a.parent_pid)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
