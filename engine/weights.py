@@ -211,6 +211,36 @@ def load(path: PathLike) -> tuple[GoNet, dict[str, Any]]:
     return model, info
 
 
+def read_meta(path: PathLike) -> dict[str, Any]:
+    """The metadata of a weights file written by ``save`` without building the network: format,
+    version, config, feature_set, board_sizes, step, parent, created. The tensors are memory-mapped,
+    not read, so this is cheap for large nets (run listings, ratings); ``created`` is None when the
+    file does not record it. Raises ``WeightsError`` (naming the file) for a missing, corrupt or
+    foreign file or invalid metadata.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise WeightsError(f"{path}: no such weights file")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, weights_only=True, map_location="cpu", mmap=True)
+    except Exception as exc:  # torch raises many types (RuntimeError, UnpicklingError, EOFError...)
+        raise WeightsError(f"{path}: not a readable weights file ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise WeightsError(f"{path}: not a {FORMAT} file (a torch file of something else)")
+    if payload.get("version") != VERSION:
+        raise WeightsError(f"{path}: unsupported {FORMAT} version {payload.get('version')!r}")
+    try:
+        meta = _check_meta({k: payload[k] for k in _META_KEYS if k in payload})
+    except ValueError as exc:
+        raise WeightsError(f"{path}: bad metadata: {exc}") from exc
+    if "created" not in payload:
+        meta["created"] = None      # unknown; _check_meta would have said "now"
+    return {"format": FORMAT, "version": VERSION, "config": payload.get("config"),
+            "feature_set": payload.get("feature_set"), **meta}
+
+
 def is_torch_zip(path: PathLike) -> bool:
     """Return True if the file starts like a zip archive (what torch.save writes). OSError if unreadable."""
     with open(path, "rb") as f:

@@ -6,6 +6,14 @@ Two engines::
         --white "gnugo --mode gtp --level 2" --games 20 --size 9 --komi 7.5 \\
         --rules chinese --sgf-dir matches/gnugo --parallel 2 --sprt 0,35
 
+Our own nets play in this process (``inproc:PATH[:visits=N,device=D,name=X]``,
+see ``--help``); when every engine is one, all games are batched through one
+``train.pool.GamePool``::
+
+    python -m train.match --black inproc:runs/9x9/models/model-0002000.pt \\
+        --white inproc:runs/9x9/models/model-0001000.pt --visits 200 \\
+        --games 100 --size 9 --parallel 16 --sgf-dir matches/2000-vs-1000
+
 Colours alternate: engine A (``--black``) is Black in games 0, 2, 4, ... and
 White in games 1, 3, 5, .... A round robin takes ``--engine NAME=CMD`` three or
 more times and plays ``--games`` games for every pair, then fits Bradley-Terry
@@ -19,18 +27,23 @@ Layers, each usable alone:
     Players signal failures by raising ``EngineTimeout`` (lost on time),
     ``EngineDied`` (crash) or ``GTPError`` (refused a command), all from
     ``train.gtp_client``; a ``ValueError`` from ``genmove`` counts as an
-    illegal move. ``GTPPlayer`` wraps a GTP subprocess; in-process players of
-    our own engine implement the same methods.
+    illegal move. ``GTPPlayer`` wraps a GTP subprocess; ``InProcessPlayer``
+    is our engine in this process (``engine.player.Player`` over a net that
+    ``InProcessNets`` loads once and shares).
 ``run_game(black, white, settings, opening, referee) -> GameRecord``
-    The one game loop (shared with self-play and gating): set-up, fixed
+    The game loop for players that answer one ``genmove`` at a time: set-up, fixed
     handicap, forced opening moves, then genmove/play alternation checked by
     the C core (``engine.core.Game``), ended by resignation, two passes
     (scored by the core's Tromp-Taylor count or by a referee engine's
     ``final_score``), the move cap (scored the same way), or a forfeit.
 ``run_match(config) -> dict``
-    Schedules games over worker threads (each with its own engine processes),
-    writes one SGF per game and a results JSON, shows a live progress bar, and
-    stops early once an SPRT is decided.
+    Schedules games over worker threads (each with its own engine processes,
+    one game at a time) or, when every engine is in-process (``uses_pool``),
+    over one worker holding a ``train.pool.GamePool`` of ``--parallel`` slots
+    (the one batched game runner of self-play and gating; its games are
+    counted by ``count_game`` like ``run_game``'s). Either way it writes one
+    SGF per game and a results JSON, shows a live progress bar, and stops
+    early once an SPRT is decided.
 """
 
 from __future__ import annotations
@@ -66,16 +79,22 @@ __all__ = [
     "Player",
     "GTPPlayer",
     "GTPReferee",
+    "InProcessSpec",
+    "InProcessNets",
+    "InProcessPlayer",
+    "parse_inproc",
     "Referee",
     "GameSettings",
     "GameRecord",
     "run_game",
+    "count_game",
     "fixed_handicap_points",
     "random_opening",
     "parse_final_score",
     "game_to_sgf",
     "MatchConfig",
     "EngineSpec",
+    "uses_pool",
     "run_match",
     "format_summary",
     "main",
@@ -282,6 +301,190 @@ class GTPReferee:
     def kill(self) -> None:
         """Kill the referee process at once (safe from another thread)."""
         self.client.kill()
+
+
+# ============================================================ in-process players
+
+#: Engine specs starting with this are our engine in this process, not a GTP command.
+INPROC_PREFIX = "inproc:"
+#: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME``).
+INPROC_OPTIONS = ("visits", "device", "name")
+#: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
+DEFAULT_INPROC_VISITS = 400  # as ``python -m engine`` without limits
+
+
+@dataclass(frozen=True)
+class InProcessSpec:
+    """Our engine played in this process: the part of an engine spec after ``inproc:``.
+
+    ``weights`` is one of our ``.pt`` files or a Leela Zero ``.gz``/``.txt``
+    net (19x19 only); ``visits`` the root visits per move, counting those kept
+    from the previous move's tree (None: the match's ``--visits``); ``device``
+    the torch device (None: CUDA when available); ``name`` the display name
+    (None: the file name without its extension, so a run's checkpoint plays
+    under its model id, e.g. ``model-0000200``, as in gating SGFs).
+    """
+
+    weights: str
+    visits: int | None = None
+    device: str | None = None
+    name: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        base = Path(self.weights).name
+        for suffix in (".pt", ".gz", ".txt"):
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base = base[: -len(suffix)]
+        return base
+
+
+def parse_inproc(command: str) -> InProcessSpec | None:
+    """The in-process spec of an engine command, or None for a GTP command line.
+
+    Syntax: ``inproc:PATH`` optionally followed by ``:KEY=VALUE`` options
+    (several separated by ``,`` or ``:``), KEY one of ``INPROC_OPTIONS``:
+    ``inproc:runs/9x9/models/model-0001000.pt:visits=200,device=cpu``.
+    Raises ValueError for an empty path, an unknown or repeated option, or a
+    bad value.
+    """
+    text = command.strip()
+    if not text.startswith(INPROC_PREFIX):
+        return None
+    parts = text[len(INPROC_PREFIX):].split(":")
+    options: dict[str, str] = {}
+    while len(parts) > 1 and "=" in parts[-1]:
+        for item in parts.pop().split(","):
+            key, sep, value = (x.strip() for x in item.partition("="))
+            if not sep or key not in INPROC_OPTIONS:
+                raise ValueError(
+                    f"{command!r}: unknown in-process option {item!r} "
+                    f"(known: {', '.join(INPROC_OPTIONS)})")
+            if key in options:
+                raise ValueError(f"{command!r}: option {key} given twice")
+            options[key] = value
+    weights = ":".join(parts).strip()
+    if not weights:
+        raise ValueError(f"{command!r}: no weights file after {INPROC_PREFIX!r}")
+    visits = None
+    if "visits" in options:
+        try:
+            visits = int(options["visits"])
+        except ValueError:
+            visits = 0
+        if visits < 1:
+            raise ValueError(f"{command!r}: visits must be an integer >= 1")
+    return InProcessSpec(weights, visits, options.get("device") or None,
+                         options.get("name") or None)
+
+
+def _resign_value(winrate: float) -> float | None:
+    """Root value (-1..1) below which a player resigns, for a winrate (0: never, None)."""
+    return None if winrate <= 0 else 2.0 * winrate - 1.0
+
+
+class InProcessNets:
+    """The networks of a match's in-process players, each loaded once.
+
+    ``evaluator(spec)`` returns one ``TorchEvaluator`` per (weights, device),
+    shared by every player and pool agent that uses it: thread-safe, one
+    evaluation cache, and in a pool both colours of a self-match share its
+    forward passes. ``seed`` seeds the random board symmetries.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._evaluators: dict[tuple[str, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def check(spec: InProcessSpec, size: int) -> dict[str, Any]:
+        """Load ``spec``'s weights; return their metadata. Raises ValueError
+        (``engine.weights.WeightsError``) for an unreadable file or a board size
+        the net cannot play (Leela Zero nets: 19x19 only)."""
+        from engine import weights
+
+        _, meta = weights.load_any(spec.weights)
+        if meta.get("feature_set") == "lz18" and size != 19:
+            raise ValueError(f"{spec.weights} is a Leela Zero net: it plays 19x19 only")
+        return meta
+
+    def evaluator(self, spec: InProcessSpec) -> Any:
+        from engine import weights
+        from engine.evaluator import TorchEvaluator
+
+        key = (str(Path(spec.weights).resolve()), spec.device)
+        with self._lock:
+            if key not in self._evaluators:
+                model, _ = weights.load_any(spec.weights)
+                self._evaluators[key] = TorchEvaluator(
+                    model, device=spec.device, symmetries="random",
+                    seed=self.seed * 1_000_003 + len(self._evaluators))
+            return self._evaluators[key]
+
+
+class InProcessPlayer:
+    """A ``Player`` that is our engine in this process (for matches against GTP engines).
+
+    ``engine.player.Player`` searches ``visits`` root visits per move (at most
+    ``move_time`` seconds when given), reusing the subtree of the previous
+    move, with the GTP engine's default search parameters (no noise, most
+    visited move with LCB). It resigns when the root winrate after a search is
+    below ``resign`` (0: never), the rule that pool games apply too.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        evaluator: Any,
+        *,
+        visits: int,
+        resign: float = 0.05,
+        move_time: float | None = None,
+        batch: int = 16,
+        seed: int = 0,
+    ) -> None:
+        from engine.core import SearchParams
+        from engine.player import Player as SearchPlayer
+
+        self.name = name
+        self.visits = visits
+        self.move_time = move_time
+        threshold = _resign_value(resign)
+        params = SearchParams(resign_threshold=-1.0 if threshold is None else threshold)
+        self.searcher = SearchPlayer(evaluator, params, batch=batch, seed=seed)
+        self.game: Game | None = None
+
+    def new_game(self, size: int, komi: float, rules: str) -> None:
+        self.game = Game(size, Rules.preset(rules, komi))
+        self.searcher.clear()
+
+    def play(self, color: int, point: int) -> None:
+        assert self.game is not None, "new_game first"
+        try:
+            self.game.play(point, color)
+        except IllegalMoveError as exc:  # the runner checked it: our state is out of step
+            raise GTPError(f"play {_color_letter(color)}", str(exc)) from exc
+
+    def genmove(self, color: int) -> int | str:
+        game = self.game
+        assert game is not None, "new_game first"
+        if game.to_move != color:
+            game.set_to_move(color)
+        result = self.searcher.search(game, visits=self.visits, seconds=self.move_time)
+        if result.resign:
+            return "resign"
+        game.play(result.move, color)
+        return result.move
+
+    def close(self) -> None:
+        self.searcher.clear()
+        self.game = None
+
+    def kill(self) -> None:
+        """Nothing to kill: a search in progress ends with its visits."""
 
 
 # ================================================================== game runner
@@ -551,6 +754,17 @@ def run_game(
             return forfeit(_other(color), _failure(exc), f"play {vertex}: {_first_line(exc)}")
 
     record.moves = game.moves[len(handicap):]
+    return count_game(game, record, referee)
+
+
+def count_game(game: Game, record: GameRecord, referee: Referee | None = None) -> GameRecord:
+    """Score a game that ended by two passes or the move cap into ``record`` and return it.
+
+    Sets ``reason`` ("score" after two passes, else "move-limit"), ``score``,
+    ``scored_by`` and ``winner``: by ``referee.score`` when given, falling back
+    to the core's Tromp-Taylor count (noted in ``detail``) if the referee
+    fails; else by ``Game.score``.
+    """
     record.reason = "score" if game.is_over else "move-limit"
     score: float | None = None
     if referee is not None:
@@ -604,10 +818,19 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """An engine in a match: a short label (A, B or the user's NAME) and its command."""
+    """An engine in a match: a short label (A, B or the user's NAME) and its command.
+
+    The command is a GTP command line, or ``inproc:PATH[:OPTIONS]`` for our
+    engine in this process (``parse_inproc``).
+    """
 
     label: str
     command: str
+
+    @property
+    def inproc(self) -> InProcessSpec | None:
+        """The in-process spec, or None for a GTP engine (ValueError if malformed)."""
+        return parse_inproc(self.command)
 
 
 @dataclass(frozen=True)
@@ -619,6 +842,8 @@ class MatchConfig:
     (elo0, elo1) for the first engine over the second (two-engine matches);
     the match stops scheduling games once it is decided. ``seed`` fixes the
     random openings (the same list for both games of a colour-swapped pair).
+    ``visits`` is the default search size of in-process engines and ``resign``
+    their resignation winrate (0: never).
     """
 
     engines: tuple[EngineSpec, ...]
@@ -637,6 +862,27 @@ class MatchConfig:
     sprt_beta: float = 0.05
     command_timeout: float = 60.0
     progress: bool = True
+    visits: int = DEFAULT_INPROC_VISITS
+    resign: float = 0.05
+
+    def inproc_visits(self, spec: InProcessSpec) -> int:
+        return spec.visits if spec.visits is not None else self.visits
+
+
+def uses_pool(config: MatchConfig) -> bool:
+    """Whether the match is played in one ``train.pool.GamePool``.
+
+    That needs every engine in-process with the same visits, and no handicap,
+    random opening or move time (a pool game starts on an empty board and its
+    search size is per game, not per colour); otherwise each worker thread
+    plays one game at a time with ``InProcessPlayer``s and GTP players.
+    """
+    specs = [e.inproc for e in config.engines]
+    if any(spec is None for spec in specs):
+        return False
+    visits = {config.inproc_visits(spec) for spec in specs if spec is not None}
+    return (len(visits) == 1 and config.settings.handicap == 0 and config.random_moves == 0
+            and config.move_time is None)
 
 
 @dataclass(frozen=True)
@@ -672,15 +918,32 @@ def _opening_for(config: MatchConfig, rnd: int) -> list[int]:
     return random_opening(config.settings, config.random_moves, rng)
 
 
-def probe_engines(config: MatchConfig) -> dict[str, dict[str, str]]:
+def probe_engines(config: MatchConfig) -> dict[str, dict[str, Any]]:
     """Start each engine once; return label -> {command, gtp_name, gtp_version, name}.
 
-    ``name`` is the display name for SGFs: ``"<name> <version>"``, with
-    ``" [label]"`` appended when engines would otherwise share a name.
-    Raises EngineError or GTPError if an engine cannot start.
+    ``name`` is the display name for SGFs: ``"<name> <version>"`` (in-process
+    engines: ``InProcessSpec.display_name``), with ``" [label]"`` appended when
+    engines would otherwise share a name. In-process entries also hold
+    ``in_process`` (True), ``weights``, ``visits`` and the checkpoint ``step``.
+    Raises EngineError or GTPError if a GTP engine cannot start, ValueError if
+    an in-process engine's weights cannot be loaded or cannot play the size.
     """
-    info: dict[str, dict[str, str]] = {}
+    info: dict[str, dict[str, Any]] = {}
     for spec in config.engines:
+        inproc = spec.inproc
+        if inproc is not None:
+            meta = InProcessNets.check(inproc, config.settings.size)
+            info[spec.label] = {
+                "command": spec.command,
+                "gtp_name": "",
+                "gtp_version": "",
+                "name": inproc.display_name,
+                "in_process": True,
+                "weights": inproc.weights,
+                "visits": config.inproc_visits(inproc),
+                "step": meta.get("step"),
+            }
+            continue
         with GTPClient(spec.command, default_timeout=300.0, label=spec.label) as client:
             gtp_name = client.send("name")
             try:
@@ -701,7 +964,10 @@ def probe_engines(config: MatchConfig) -> dict[str, dict[str, str]]:
 
 
 class _Worker(threading.Thread):
-    """Plays the games it is handed (None: stop) with its own engine processes."""
+    """Plays the games it is handed (None: stop), one at a time, with its own
+    engine processes (and ``InProcessPlayer``s over the match's shared nets)."""
+
+    capacity = 1  # games in flight
 
     def __init__(
         self,
@@ -709,27 +975,42 @@ class _Worker(threading.Thread):
         names: dict[str, str],
         todo: queue.Queue[ScheduledGame | None],
         done: queue.Queue[tuple[ScheduledGame | None, GameRecord | BaseException]],
+        nets: InProcessNets,
+        index: int = 0,
     ) -> None:
         super().__init__(daemon=True)
         self.config = config
         self.names = names
         self.todo = todo
         self.done = done
+        self.nets = nets
+        self.index = index
         self.aborted = threading.Event()
-        self.players: dict[str, GTPPlayer] = {}
+        self.players: dict[str, GTPPlayer | InProcessPlayer] = {}
         self.referee: GTPReferee | None = None
 
-    def _player(self, label: str) -> GTPPlayer:
+    def _player(self, label: str) -> GTPPlayer | InProcessPlayer:
         if label not in self.players:
             spec = next(e for e in self.config.engines if e.label == label)
-            self.players[label] = GTPPlayer(
-                spec.command,
-                label=label,
-                name=self.names[label],
-                move_time=self.config.move_time,
-                move_timeout=self.config.settings.move_time_limit,
-                command_timeout=self.config.command_timeout,
-            )
+            inproc = spec.inproc
+            if inproc is not None:
+                self.players[label] = InProcessPlayer(
+                    self.names[label],
+                    self.nets.evaluator(inproc),
+                    visits=self.config.inproc_visits(inproc),
+                    resign=self.config.resign,
+                    move_time=self.config.move_time,
+                    seed=self.config.seed * 7919 + 100 * self.index + len(self.players),
+                )
+            else:
+                self.players[label] = GTPPlayer(
+                    spec.command,
+                    label=label,
+                    name=self.names[label],
+                    move_time=self.config.move_time,
+                    move_timeout=self.config.settings.move_time_limit,
+                    command_timeout=self.config.command_timeout,
+                )
         return self.players[label]
 
     def run(self) -> None:
@@ -758,6 +1039,139 @@ class _Worker(threading.Thread):
         self.aborted.set()
         for player in list(self.players.values()):
             player.kill()
+        if self.referee is not None:
+            self.referee.kill()
+
+
+class _PoolWorker(threading.Thread):
+    """Plays every game it is handed (None: stop) in one ``train.pool.GamePool``
+    of ``config.parallel`` slots: all games advance together and each step
+    makes one forward pass per network over every game's leaves, both colours
+    included (``uses_pool`` says when a match can).
+
+    Pool games are cut into ``GameRecord``s like ``run_game``'s: "passes" and
+    "move cap" are counted by ``count_game`` (referee included), resignation
+    is the pool's (root value below ``config.resign``). Each game's genmove
+    times are its share of the pool's wall time (every step's time split
+    evenly between the games searching in it, charged to the side to move).
+    """
+
+    def __init__(
+        self,
+        config: MatchConfig,
+        names: dict[str, str],
+        todo: queue.Queue[ScheduledGame | None],
+        done: queue.Queue[tuple[ScheduledGame | None, GameRecord | BaseException]],
+        nets: InProcessNets,
+    ) -> None:
+        super().__init__(daemon=True)
+        self.config = config
+        self.names = names
+        self.todo = todo
+        self.done = done
+        self.nets = nets
+        self.capacity = config.parallel
+        self.aborted = threading.Event()
+        self.referee: GTPReferee | None = None
+
+    def _agents(self) -> dict[str, Any]:
+        from engine.core import SearchParams
+        from train.pool import Agent
+
+        agents = {}
+        for spec in self.config.engines:
+            inproc = spec.inproc
+            assert inproc is not None
+            # Agents sharing an evaluator (the same net twice) share forward passes too.
+            agents[spec.label] = Agent(self.names[spec.label], self.nets.evaluator(inproc),
+                                       SearchParams())
+        return agents
+
+    def run(self) -> None:
+        import collections
+
+        import numpy as np
+
+        from train.pool import GamePool, GameSpec, PlaySettings
+
+        config = self.config
+        settings = config.settings
+        rules = settings.make_rules()
+        first = config.engines[0].inproc
+        assert first is not None
+        play = PlaySettings(visits=config.inproc_visits(first), noise_epsilon=0.0,
+                            resign_threshold=_resign_value(config.resign),
+                            max_moves=settings.move_cap, record_policy=False)
+        pending: collections.deque[ScheduledGame] = collections.deque()
+        seconds: dict[int, dict[int, float]] = {}  # game index -> colour -> wall time
+        stop_seen = False
+
+        def next_game(slot: Any) -> Any:
+            nonlocal stop_seen
+            if pending:
+                scheduled: ScheduledGame | None = pending.popleft()
+            elif stop_seen:
+                return None
+            else:
+                try:
+                    scheduled = self.todo.get_nowait()
+                except queue.Empty:
+                    return None
+            if scheduled is None:
+                stop_seen = True
+                return None
+            seconds[scheduled.index] = {BLACK: 0.0, WHITE: 0.0}
+            seed = int(np.random.SeedSequence([config.seed, scheduled.index]).generate_state(1)[0])
+            return GameSpec(settings.size, rules, agents[scheduled.black], agents[scheduled.white],
+                            play, seed=seed, tag=scheduled)
+
+        try:
+            agents = self._agents()
+            if config.referee:
+                self.referee = GTPReferee(config.referee)
+            pool = GamePool(config.parallel, next_game)
+            while not self.aborted.is_set():
+                if pool.idle:
+                    if stop_seen:
+                        break
+                    item = self.todo.get()  # nothing to play: wait for work
+                    if item is None:
+                        break
+                    pending.append(item)
+                started = time.monotonic()
+                finished = pool.step()
+                searching = pool.playing()
+                share = (time.monotonic() - started) / max(1, len(searching))
+                for slot in searching:
+                    seconds[slot.spec.tag.index][slot.to_move] += share
+                for game in finished:
+                    scheduled = game.spec.tag
+                    record = self._record(game, seconds.pop(scheduled.index))
+                    self.done.put((scheduled, record))
+        except BaseException as exc:  # reported to and re-raised by the main thread
+            self.done.put((None, exc))
+        finally:
+            if self.referee is not None:
+                self.referee.close()
+
+    def _record(self, finished: Any, seconds: dict[int, float]) -> GameRecord:
+        """The match record of a finished pool game (``train.pool.FinishedGame``)."""
+        scheduled = finished.spec.tag
+        game = finished.game
+        record = GameRecord(settings=self.config.settings, black=self.names[scheduled.black],
+                            white=self.names[scheduled.white], moves=list(game.moves))
+        for color in (BLACK, WHITE):
+            moves = sum(1 for c, _ in game.moves if c == color)
+            record.move_seconds[color] = [seconds[color] / moves] * moves if moves else []
+        if finished.reason == "resign":
+            record.winner = finished.winner
+            record.reason = "resign"
+            return record
+        return count_game(game, record, self.referee)
+
+    def kill(self) -> None:
+        """Stop after the current step and kill the referee (used on Ctrl-C)."""
+        self.aborted.set()
         if self.referee is not None:
             self.referee.kill()
 
@@ -900,6 +1314,9 @@ def summarize(
             "seed": config.seed,
             "referee": config.referee,
             "sgf_dir": str(config.sgf_dir),
+            "runner": "pool" if uses_pool(config) else "threads",
+            "visits": config.visits,
+            "resign": config.resign,
         },
         "engines": per_engine,
         "games_played": len(games),
@@ -952,10 +1369,16 @@ def run_match(
     schedule = make_schedule(config.engines, config.games)
     todo: queue.Queue[ScheduledGame | None] = queue.Queue()
     done: queue.Queue[tuple[ScheduledGame | None, GameRecord | BaseException]] = queue.Queue()
-    workers = [
-        _Worker(config, names, todo, done)
-        for _ in range(max(1, min(config.parallel, len(schedule))))
-    ]
+    nets = InProcessNets(config.seed)
+    workers: list[_Worker | _PoolWorker]
+    if uses_pool(config):
+        workers = [_PoolWorker(config, names, todo, done, nets)]
+    else:
+        workers = [
+            _Worker(config, names, todo, done, nets, index)
+            for index in range(max(1, min(config.parallel, len(schedule))))
+        ]
+    capacity = sum(worker.capacity for worker in workers)
     config.sgf_dir.mkdir(parents=True, exist_ok=True)
     finished: dict[int, dict[str, Any]] = {}
     dispatched = 0  # games handed to workers, in schedule order
@@ -969,12 +1392,12 @@ def run_match(
         return [finished[i] for i in sorted(finished)]
 
     def dispatch() -> None:
-        # At most one game per worker in flight, so an SPRT stop wastes little.
+        # At most one game per worker (pool slot) in flight, so an SPRT stop wastes little.
         nonlocal dispatched
         while (
             not stopping
             and dispatched < len(schedule)
-            and dispatched - len(finished) < len(workers)
+            and dispatched - len(finished) < capacity
         ):
             todo.put(schedule[dispatched])
             dispatched += 1
@@ -1103,15 +1526,54 @@ def _parse_sprt(text: str) -> tuple[float, float]:
     return elo0, elo1
 
 
+_EPILOG = """engines:
+  An engine (CMD) is a GTP command line, or our engine in this process:
+
+    inproc:PATH[:KEY=VALUE[,KEY=VALUE...]]   KEY: visits=N, device=DEV, name=NAME
+
+  e.g. inproc:runs/9x9/models/model-0002000.pt:visits=200.  PATH is one of our .pt weights files or a Leela Zero .gz/.txt net (19x19 only);
+  visits defaults to --visits, device to CUDA when available, and the name (PB/PW
+  in the SGFs, the player in train.ratings) to the file name without extension,
+  so a run's checkpoint plays as its model id (model-0001000).  Options may also
+  be separated by ':' (inproc:a.pt:visits=200:name=a200).
+
+  When every engine is in-process with the same visits and there is no
+  --handicap, --random-moves or --move-time, all games run in one batched
+  game pool (train.pool.GamePool): --parallel games at once, one network
+  forward pass per net per step over all of them.  Otherwise each of the
+  --parallel workers plays one game at a time, in-process engines searching
+  with engine.player.Player.
+
+examples:
+  python -m train.match --black inproc:runs/9x9/models/model-0002000.pt \\
+      --white "gnugo --mode gtp --level 1" --size 9 --games 20 --visits 100 \\
+      --parallel 2 --sgf-dir runs/match-gnugo1
+  python -m train.match --engine new=inproc:runs/9x9/models/model-0002000.pt \\
+      --engine old=inproc:runs/9x9/models/model-0001000.pt --size 9 --games 100 \\
+      --parallel 16 --sprt 0,35 --sgf-dir runs/9x9/matches/2000-vs-1000
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m train.match",
-        description="Play GTP engines against each other; report Elo, SPRT and ratings.",
+        description="Play engines (GTP programs or our nets in-process) against each other; "
+        "report Elo, SPRT and ratings.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--black", metavar="CMD", help="engine A (Black in game 0)")
     parser.add_argument("--white", metavar="CMD", help="engine B (White in game 0)")
     parser.add_argument("--engine", metavar="NAME=CMD", type=_parse_engine, action="append",
                         default=[], help="round robin: an engine (repeat, 2 or more)")
+    parser.add_argument("--visits", type=int, default=DEFAULT_INPROC_VISITS,
+                        help="root visits per move of in-process engines without a visits= "
+                        f"option (default {DEFAULT_INPROC_VISITS})")
+    parser.add_argument("--resign", type=float, default=0.05, metavar="WINRATE",
+                        help="in-process engines resign below this root winrate "
+                        "(default 0.05; 0 never)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch threads for in-process nets (default: torch's choice)")
     parser.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
     parser.add_argument("--size", type=int, default=19, help="board size (default 19)")
     parser.add_argument("--komi", type=float, default=7.5, help="komi (default 7.5)")
@@ -1136,7 +1598,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sgf-dir", type=Path, required=True, help="where the SGF files go")
     parser.add_argument("--results", type=Path, default=None, metavar="FILE.json",
                         help="results file (default SGF_DIR/results.json)")
-    parser.add_argument("--parallel", type=int, default=1, help="games played at once")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="games played at once (worker threads, or game pool slots)")
     parser.add_argument("--sprt", type=_parse_sprt, default=None, metavar="ELO0,ELO1",
                         help="SPRT of A over B; stop once decided")
     parser.add_argument("--sprt-alpha", type=float, default=0.05)
@@ -1166,6 +1629,17 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         parser.error("--size must be in 2..19")
     if args.parallel < 1:
         parser.error("--parallel must be at least 1")
+    if args.visits < 1:
+        parser.error("--visits must be at least 1")
+    if not 0 <= args.resign < 1:
+        parser.error("--resign must be a winrate from 0 (never) to below 1")
+    if args.threads is not None and args.threads < 1:
+        parser.error("--threads must be at least 1")
+    for spec in engines:
+        try:
+            spec.inproc  # noqa: B018 - validates the in-process syntax
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.sprt is not None and len(engines) != 2:
         parser.error("--sprt needs exactly two engines")
     try:
@@ -1199,6 +1673,8 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         sprt_beta=args.sprt_beta,
         command_timeout=args.command_timeout,
         progress=not args.no_progress,
+        visits=args.visits,
+        resign=args.resign,
     )
 
 
@@ -1207,9 +1683,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     config = config_from_args(args, parser)
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
     try:
         engines = probe_engines(config)
-    except (EngineError, GTPError) as exc:
+    except (EngineError, GTPError, ValueError, OSError) as exc:
         print(f"train.match: engine failed to start: {exc}", file=sys.stderr)
         return 2
     if config.referee:
