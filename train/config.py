@@ -131,6 +131,8 @@ class RunConfig:
     train_threads: int | None = _opt(None, "torch threads of the trainer (default: sync all cores; async "
                                            "1/2, with gating 1/4)")
     gate_threads: int | None = _opt(None, "torch threads of gating (default: sync all cores; async 1/4)")
+    pin_cpus: bool = _opt(False, "async pipeline: pin each stage to its share of the cores (sched_setaffinity: "
+                                 "self-play the first half, trainer and gate the rest), so the shares are real")
     metrics_every: float = _opt(30.0, "seconds between metrics records")
 
     # -- derived -------------------------------------------------------------------------
@@ -238,20 +240,55 @@ ASYNC_SHARES = {"az": {"selfplay": 0.5, "train": 0.5},
                 "agz": {"selfplay": 0.5, "train": 0.25, "gate": 0.25}}
 
 
+def _cores() -> list[int]:
+    import os
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        return list(range(os.cpu_count() or 1))
+
+
+def stage_cpus(cfg: RunConfig, stage: str, cores: list[int] | None = None) -> list[int] | None:
+    """With --pin-cpus in the async pipeline: the cores ``stage`` is pinned to, its
+    :data:`ASYNC_SHARES` share of ``cores`` (default: this process's), handed out in the order
+    self-play, trainer, gate (a stage that finds no core left shares the last ones); else None."""
+    if not cfg.pin_cpus or cfg.pipeline == "sync":
+        return None
+    cores = list(cores if cores is not None else _cores())
+    n, at = len(cores), 0
+    for name, share in ASYNC_SHARES[cfg.mode].items():
+        k = max(1, min(n, round(n * share)))
+        if at + k > n:
+            at = n - k
+        if name == stage:
+            return cores[at:at + k]
+        at += k
+    return cores
+
+
+def pin_stage(cfg: RunConfig, stage: str) -> list[int] | None:
+    """Pins this process to ``stage_cpus`` (if any); returns them."""
+    import os
+    cpus = stage_cpus(cfg, stage)
+    if cpus is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cpus)
+    return cpus
+
+
 def stage_threads(cfg: RunConfig, stage: str) -> int:
     """Torch threads for ``stage`` ("selfplay", "train" or "gate"): its own option, else
     --threads, else its share of the cores: all of them in the sync pipeline (one stage runs at a
-    time), :data:`ASYNC_SHARES` in the async one (the stages share the machine)."""
-    import os
+    time), :data:`ASYNC_SHARES` in the async one (the stages share the machine; with
+    --pin-cpus, the cores it is pinned to)."""
     own = {"selfplay": cfg.selfplay_threads, "train": cfg.train_threads, "gate": cfg.gate_threads}[stage]
     if own:
         return int(own)
     if cfg.threads:
         return int(cfg.threads)
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
-        cores = os.cpu_count() or 1
+    pinned = stage_cpus(cfg, stage)
+    if pinned is not None:
+        return len(pinned)
+    cores = len(_cores())
     if cfg.pipeline == "sync":
         return cores
     return max(1, int(cores * ASYNC_SHARES[cfg.mode].get(stage, 0.5)))

@@ -479,13 +479,14 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
     SIGUSR1: exit once nothing is left to gate."""
     import torch
 
-    from train.config import RunConfig, StopFlag, die_with_parent, stage_device, stage_threads
+    from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
     from train.rundir import RunDir
 
     die_with_parent(parent_pid)
     stop = StopFlag(parent_pid)
     rd = RunDir(run_dir)
     cfg = RunConfig.from_dict(rd.read_config())
+    pin_stage(cfg, "gate")
     torch.set_num_threads(stage_threads(cfg, "gate"))
     device = stage_device(cfg, "gate")
     print(f"gate: {cfg.gate_workers} workers, {cfg.gate_parallel_games} games in flight, "

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from engine.core import BLACK, WHITE, Rules, SearchParams
-from train.config import RunConfig, StopFlag, die_with_parent, stage_device, stage_threads
+from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, PoolStats, Slot
 from train.records import GameRecord, read_npz, write_npz, write_sgf
 from train.rundir import GameName, RunDir
@@ -319,6 +319,7 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
     stop = StopFlag(parent_pid)
     rd = RunDir(run_dir)
     cfg = RunConfig.from_dict(rd.read_config())
+    pin_stage(cfg, "selfplay")
     torch.set_num_threads(stage_threads(cfg, "selfplay"))
     w = SelfPlayWorker(rd, cfg, worker, max_games, stop)
     print(f"selfplay[{worker}]: model {w.agent.model_id}, {cfg.parallel_games} games in flight, "

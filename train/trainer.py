@@ -48,7 +48,7 @@ import torch.nn.functional as F
 
 from engine import weights
 from engine.network import GoNet
-from train.config import RunConfig, StopFlag, die_with_parent, parse_lr_drops, stage_device, stage_threads
+from train.config import RunConfig, StopFlag, die_with_parent, parse_lr_drops, pin_stage, stage_device, stage_threads
 from train.replay import BatchLoader, ReplayWindow
 from train.rundir import RunDir, atomic_write
 
@@ -220,6 +220,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     stop = StopFlag(parent_pid)
     rd = RunDir(run_dir)
     cfg = RunConfig.from_dict(rd.read_config())
+    pin_stage(cfg, "train")
     torch.set_num_threads(stage_threads(cfg, "train"))
     torch.manual_seed(cfg.seed * 7919 + 17)
     latest = rd.latest_model()
