@@ -1531,11 +1531,12 @@ _EPILOG = """engines:
 
     inproc:PATH[:KEY=VALUE[,KEY=VALUE...]]   KEY: visits=N, device=DEV, name=NAME
 
-  e.g. inproc:runs/9x9/models/model-0002000.pt:visits=200.  PATH is one of our .pt weights files or a Leela Zero .gz/.txt net (19x19 only);
-  visits defaults to --visits, device to CUDA when available, and the name (PB/PW
-  in the SGFs, the player in train.ratings) to the file name without extension,
-  so a run's checkpoint plays as its model id (model-0001000).  Options may also
-  be separated by ':' (inproc:a.pt:visits=200:name=a200).
+  e.g. inproc:runs/9x9/models/model-0002000.pt:visits=200.  PATH is one of our
+  .pt weights files or a Leela Zero .gz/.txt net (19x19 only); visits defaults
+  to --visits, device to CUDA when available, and the name (PB/PW in the SGFs,
+  the player in train.ratings) to the file name without extension, so a run's
+  checkpoint plays as its model id (model-0001000).  Options may also be
+  separated by ':' (inproc:a.pt:visits=200:name=a200).
 
   When every engine is in-process with the same visits and there is no
   --handicap, --random-moves or --move-time, all games run in one batched

@@ -77,7 +77,7 @@ def score_from_result(result: str | None) -> float | None:
 
 
 def _walk(root: Path, skip: set[Path], suffix: str) -> Iterator[Path]:
-    """Files ending in ``suffix`` under ``root`` in name order, not entering the ``skip`` folders."""
+    """Files ending in ``suffix`` under ``root`` in name order, outside the ``skip`` folders."""
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         dirs[:] = sorted(d for d in dirs if here / d not in skip and not d.startswith("."))
@@ -164,7 +164,8 @@ def _checkpoint_time(path: Path) -> float | None:
         return None
 
 
-def rate(games: Sequence[RatedGame], run_dir: str | os.PathLike, prior_draws: float = 1.0) -> dict[str, Any]:
+def rate(games: Sequence[RatedGame], run_dir: str | os.PathLike,
+         prior_draws: float = 1.0) -> dict[str, Any]:
     """The ratings document (see the module docstring) for ``games`` of ``run_dir``.
 
     Raises ValueError when there are no games or the fit fails (``prior_draws=0`` with a player
@@ -201,13 +202,15 @@ def _row(name: str, model: bool, step: int | None, created: float | None, start:
     hours = (created - start) / 3600.0 if created is not None and start is not None else None
     return {"name": name, "model": model, "step": step, "created": created,
             "hours": None if hours is None else round(hours, 4),
-            "elo": rating.elo, "stderr": rating.stderr, "games": rating.games, "points": rating.points}
+            "elo": rating.elo, "stderr": rating.stderr, "games": rating.games,
+            "points": rating.points}
 
 
 def format_table(doc: dict[str, Any]) -> str:
     """The ratings as a text table, anchor marked."""
     width = max([len("player")] + [len(p["name"]) for p in doc["players"]])
-    lines = [f"{'player':<{width}}  {'step':>8}  {'hours':>7}  {'Elo':>8}  {'+-':>6}  {'games':>6}  {'points':>7}"]
+    lines = [f"{'player':<{width}}  {'step':>8}  {'hours':>7}  {'Elo':>8}  {'+-':>6}  "
+             f"{'games':>6}  {'points':>7}"]
     for p in doc["players"]:
         step = "-" if p["step"] is None else str(p["step"])
         hours = "-" if p["hours"] is None else f"{p['hours']:.2f}"
