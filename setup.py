@@ -18,7 +18,7 @@ setup(
         "tqdm>=4.0",
     ],
     extras_require={
-        "test": ["pytest>=7"],
+        "test": ["pytest>=7", "ray>=2.9"],   # tests/test_ray_cluster.py runs in CI
         "plots": ["matplotlib>=3.5"],
         "cluster": ["ray>=2.9"],
     },

@@ -487,6 +487,8 @@ def build_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
     ap.add_argument("--selfplay-only", action="store_true",
                     help="run the self-play stage alone (no trainer, no gate): a throughput baseline")
     add_arguments(ap, suppress_defaults=suppress_defaults)
+    from train.ray_cluster import add_ray_arguments
+    add_ray_arguments(ap)
     return ap
 
 
@@ -502,6 +504,10 @@ def main(argv: list[str] | None = None) -> int:
         lock = acquire_lock(rd)
         try:
             prepare_run(rd, cfg, args.resume)
+            if args.ray:                  # the same stages as Ray actors: train/ray_cluster.py
+                from train.ray_cluster import options_from_namespace, supervise_ray
+                return supervise_ray(rd, cfg, budget, options_from_namespace(args), progress=not args.quiet,
+                                     selfplay_only=args.selfplay_only)
             return supervise(rd, cfg, budget, progress=not args.quiet, selfplay_only=args.selfplay_only)
         finally:
             lock.close()

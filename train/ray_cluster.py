@@ -1,0 +1,678 @@
+"""``python -m train.loop ... --ray ADDRESS|auto|local``: the same run on a Ray cluster, any number
+of machines.  The local multi-process run (:func:`train.loop.supervise`) stays the default.
+
+    pip install -e .[cluster]                                          # ray>=2.9
+    python -m train.loop --run-dir runs/9x9 --board-size 9 --ray local --ray-cpus 8 --budget 2h
+    ray start --head   (and ray start --address HEAD:6379 on the other machines)
+    python -m train.loop --run-dir runs/9x9 --ray auto --selfplay-workers 32 --ray-trainer-gpus 1
+
+**Who runs where.**  The driver (``train.loop`` itself) owns the run directory.  Each self-play
+worker is a Ray actor (:class:`SelfPlayActor`, ``--ray-selfplay-cpus/-gpus`` each) that may run
+on any machine: it wraps the very same :class:`train.selfplay.SelfPlayWorker` (pool, resignation
+calibration, ``--on-new-model``, metrics) over a scratch run directory of its own.  The trainer
+and the gate are the unchanged stage programs (``python -m train.trainer`` / ``train.gating``,
+from :func:`train.loop.stages_for`) run by a :class:`StageActor` with its resource request
+(``--ray-trainer-cpus/-gpus``, ``--ray-gate-cpus/-gpus``); they read and write the run directory,
+so they are pinned to the driver's machine unless ``--ray-shared-run-dir`` says the run
+directory is on a filesystem every machine mounts at the same path.
+
+**How models travel: the object store**, so no shared disk is needed.  When the self-play model
+changes (the latest checkpoint in az mode, ``models/best.json`` in agz), the driver reads the
+checkpoint once, ``ray.put``\\ s its bytes and hands the reference to every actor
+(``set_model``); the actor writes the bytes into its scratch directory and lets
+``SelfPlayWorker.poll_model`` adopt them, so discard/finish/switch behave exactly as in a local
+run.  A new or replacement actor gets the current model's reference in its constructor.
+
+**How games travel: as return values.**  The driver keeps one ``play`` call outstanding per actor
+(a time slice of ``--ray-slice`` seconds); each returns the finished games as
+:class:`train.records.GameRecord` objects, and the driver writes them, SGF then npz, atomically
+through :mod:`train.rundir` (name ``g<seq>-w<slot>``), plus the actor's metrics record.  The
+driver also hands out the game quota each call may start (game budget, sync pipeline's
+``until_games``), counting games in flight, so budgets are exact as in a local run.  In the sync
+pipeline the driver only calls ``play`` in the "selfplay" phase; between calls the actors' games
+in flight simply wait, as the local workers' paused games do.
+
+**Dead workers.**  A self-play actor that dies (node lost, OOM, ``ray.kill``) is replaced at once
+by a new actor for the same slot; the games it had in flight at its last report are counted as
+lost (metrics record ``{"source": "ray", "event": "actor_lost", "lost_games": n}`` and
+``lost_games`` in the run summary; games started during the failed call are not known, so this
+is a lower bound).  Its finished games were already written.  A trainer or gate actor that dies
+is restarted: both resume from the run directory (a gate killed mid-match gates the candidate
+again from scratch, which keeps the decision unbiased).  Inside the gate the match is
+:class:`train.gating.GateMatch`: results counted in start order, a dead gating thread's games
+declared lost and replaced.
+
+**Throughput** (games/hour over the same run, 5x5, 1x8 net, 16 visits, ~60 s, async az, this
+2-core machine with other work on it, ``--ray local --ray-cpus 4``)::
+
+    python -m train.ray_cluster bench --workers 1 2 4 --seconds 60
+
+prints one line per number of self-play actors (see the table in the module's ``bench``
+output); with 2 physical cores shared with the trainer, 4 actors cannot scale.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from train.config import RunConfig
+from train.rundir import GameName, MetricsTail, RunDir, atomic_write
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass
+class RayOptions:
+    """Where and with what resources the stages run (per invocation, not saved in the run)."""
+
+    address: str | None = "local"        # "local" | "auto" | "ray://..." | HOST:PORT | None (already initialised)
+    cpus: int | None = None               # --ray local: logical CPUs of the local cluster
+    selfplay_cpus: float = 1.0
+    selfplay_gpus: float = 0.0
+    trainer_cpus: float = 1.0
+    trainer_gpus: float = 0.0
+    gate_cpus: float = 1.0
+    gate_gpus: float = 0.0
+    shared_run_dir: bool = False          # the run dir is mounted at the same path everywhere
+    slice_s: float = 1.0                  # seconds of self-play per play() call
+
+
+def add_ray_arguments(ap: argparse.ArgumentParser) -> None:
+    """The ``--ray*`` options of ``train.loop``."""
+    g = ap.add_argument_group("Ray cluster (see train/ray_cluster.py)")
+    g.add_argument("--ray", default=None, metavar="ADDRESS",
+                   help="run the stages as Ray actors: 'local' (a Ray cluster on this machine), 'auto' "
+                        "(the cluster 'ray start' joined), or a cluster address")
+    g.add_argument("--ray-cpus", type=int, default=None, help="--ray local: logical CPUs (default: this machine's)")
+    g.add_argument("--ray-selfplay-cpus", type=float, default=1.0, help="CPUs per self-play actor")
+    g.add_argument("--ray-selfplay-gpus", type=float, default=0.0, help="GPUs per self-play actor")
+    g.add_argument("--ray-trainer-cpus", type=float, default=1.0, help="CPUs of the trainer actor")
+    g.add_argument("--ray-trainer-gpus", type=float, default=0.0, help="GPUs of the trainer actor")
+    g.add_argument("--ray-gate-cpus", type=float, default=1.0, help="CPUs of the gating actor")
+    g.add_argument("--ray-gate-gpus", type=float, default=0.0, help="GPUs of the gating actor")
+    g.add_argument("--ray-shared-run-dir", action="store_true",
+                   help="the run dir is on a filesystem every node mounts at the same path: the trainer "
+                        "and gate may run on any node (default: on the driver's)")
+    g.add_argument("--ray-slice", type=float, default=1.0, help="seconds of self-play per actor call")
+
+
+def options_from_namespace(a: argparse.Namespace) -> RayOptions:
+    return RayOptions(address=a.ray, cpus=a.ray_cpus, selfplay_cpus=a.ray_selfplay_cpus,
+                      selfplay_gpus=a.ray_selfplay_gpus, trainer_cpus=a.ray_trainer_cpus,
+                      trainer_gpus=a.ray_trainer_gpus, gate_cpus=a.ray_gate_cpus, gate_gpus=a.ray_gate_gpus,
+                      shared_run_dir=a.ray_shared_run_dir, slice_s=a.ray_slice)
+
+
+def init_ray(opts: RayOptions) -> bool:
+    """Connects to (or starts) the cluster; returns whether this call initialised Ray (and so
+    must shut it down)."""
+    import ray
+    if ray.is_initialized():
+        return False
+    env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}}
+    if opts.address in (None, "local"):
+        ray.init(num_cpus=opts.cpus or os.cpu_count(), include_dashboard=False, runtime_env=env,
+                 log_to_driver=False)
+    else:
+        ray.init(address=opts.address, runtime_env=env, log_to_driver=False)
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Actors
+
+
+def _selfplay_worker_class():
+    from train.selfplay import SelfPlayWorker
+
+    class ActorWorker(SelfPlayWorker):
+        """A SelfPlayWorker whose finished games are handed back instead of written, and whose
+        new games are limited by the quota the driver grants."""
+
+        quota: int | None = None
+
+        def _next_game(self, slot):
+            if self.quota is not None and self.quota <= 0:
+                return None
+            spec = super()._next_game(slot)
+            if spec is not None and self.quota is not None:
+                self.quota -= 1
+            return spec
+
+        def write(self, fg):
+            rec = fg.record()
+            self.written += 1
+            self.positions_written += rec.num_positions
+            self.games_on_disk += 1
+            self.lengths.append(rec.length)
+            self.resigned.append(rec.resigned)
+            if rec.no_resign:
+                self.calibrator.add(rec)
+                self._update_threshold()
+            return rec
+
+    return ActorWorker
+
+
+@dataclass
+class ModelMsg:
+    """A checkpoint on its way to the actors: step, file mtime (adoption lag) and the bytes (an
+    ObjectRef on the driver's side; Ray resolves it to bytes when it is a call's argument)."""
+
+    step: int
+    mtime: float
+
+
+class SelfPlayActor:
+    """A self-play worker anywhere in the cluster (see the module docstring)."""
+
+    def __init__(self, cfg: dict[str, Any], worker: int, model: ModelMsg, data: bytes, threads: int = 1):
+        import torch
+        torch.set_num_threads(max(1, int(threads)))
+        self.cfg = RunConfig.from_dict(cfg)
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"goengine-selfplay-w{worker:02d}-"))
+        self.rd = RunDir(self.scratch).create()
+        self.rd.write_config(cfg)
+        self._install(model, data)
+        self.w = _selfplay_worker_class()(self.rd, self.cfg, worker)
+        self.mark = self.w.mark()
+
+    def _install(self, model: ModelMsg, data: bytes) -> None:
+        path = self.rd.model_path(model.step)
+        atomic_write(path, lambda f: f.write(data))
+        os.utime(path, (model.mtime, model.mtime))
+        if self.cfg.mode == "agz":
+            self.rd.set_best(model.step)
+        for step, p in self.rd.list_models():
+            if step != model.step:
+                p.unlink(missing_ok=True)
+
+    def set_model(self, model: ModelMsg, data: bytes) -> bool:
+        """Adopts a new checkpoint (``--on-new-model`` applies to the games in flight)."""
+        if model.step <= self.w.model_step:
+            return False
+        self._install(model, data)
+        return self.w.poll_model()
+
+    def play(self, quota: int | None, seconds: float) -> dict[str, Any]:
+        """Plays for ``seconds`` (less if the pool runs idle), starting at most ``quota`` new
+        games (None: no limit); returns the finished games, the games in flight and, every
+        ``metrics_every`` seconds, a metrics record."""
+        self.w.quota = quota
+        t0 = time.time()
+        games = []
+        while time.time() - t0 < seconds:
+            games.extend(self.w.write(fg) for fg in self.w.pool.step())
+            if self.w.pool.idle:
+                break
+        metrics = None
+        if time.time() - self.mark.time >= self.cfg.metrics_every:
+            m = self.w.mark()
+            metrics = self.w.metrics(self.mark, m)
+            self.mark = m
+        return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid()}
+
+    def close(self) -> dict[str, Any]:
+        """Abandons the games in flight; returns the final metrics record."""
+        self.w.pool.abandon_all()
+        rec = self.w.metrics(self.mark, self.w.mark())
+        rec["event"] = "stop"
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        return rec
+
+
+class StageActor:
+    """Runs one unchanged stage program (:class:`train.loop.Stage`: trainer or gate) on its
+    node; the program dies with the actor (``--parent-pid`` + PR_SET_PDEATHSIG)."""
+
+    def __init__(self, name: str, role: str, module: str, args: list[str], run_dir: str):
+        from train.loop import Stage
+        self.rd = RunDir(run_dir)
+        self.stage = Stage(name, role, module, list(args))
+        self.stage.start(self.rd)
+
+    def poll(self) -> int | None:
+        """None while the program runs, else its exit status."""
+        assert self.stage.proc is not None
+        return self.stage.proc.poll()
+
+    def signal(self, sig: int) -> None:
+        self.stage.signal(sig)
+
+    def wait(self, timeout: float) -> int | None:
+        assert self.stage.proc is not None
+        try:
+            return self.stage.proc.wait(timeout=timeout)
+        except Exception:
+            self.stage.signal(signal.SIGKILL)
+            return self.stage.proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver
+
+
+@dataclass
+class _Slot:
+    """A self-play slot: its current actor, the call in flight, its game numbering."""
+
+    worker: int
+    seq: int
+    actor: Any = None
+    incarnation: int = 0
+    pending: Any = None
+    granted: int = 0
+    in_flight: int = 0
+    final: dict[str, Any] | None = None
+
+    @property
+    def metrics_key(self) -> int:
+        # Each incarnation has its own session counters: report them under their own key so
+        # the run summary adds them up instead of keeping only the last incarnation's.
+        return self.worker + 1000 * self.incarnation
+
+    @property
+    def name(self) -> str:
+        return f"goengine-selfplay-w{self.worker:02d}-{self.incarnation}"
+
+
+@dataclass
+class _StageSlot:
+    name: str
+    role: str
+    module: str
+    args: list[str]
+    actor: Any = None
+    exit: int | None = None
+    stopping: bool = False
+    restarts: int = 0
+
+
+class RaySupervisor:
+    """The driver of a Ray run (see the module docstring); :meth:`run` returns an exit status."""
+
+    def __init__(self, rd: RunDir, cfg: RunConfig, budget: Any, opts: RayOptions, progress: bool = True,
+                 selfplay_only: bool = False, poll_s: float = 0.1, stop_grace_s: float = 120.0):
+        self.rd, self.cfg, self.budget, self.opts = rd, cfg, budget, opts
+        self.progress, self.selfplay_only = progress, selfplay_only
+        self.poll_s, self.stop_grace_s = poll_s, stop_grace_s
+        self.lost_games = 0
+        self.replaced = 0
+        self.model: tuple[ModelMsg, Any] | None = None
+        self.slots: list[_Slot] = []
+        self.stages: list[_StageSlot] = []
+        self.interrupted = False
+
+    # -- actors -------------------------------------------------------------------------------
+    def _refresh_model(self) -> bool:
+        import ray
+        sp = self.rd.selfplay_model(self.cfg.mode)
+        if sp is None or (self.model is not None and sp[0] <= self.model[0].step):
+            return False
+        try:
+            data = sp[1].read_bytes()
+            msg = ModelMsg(sp[0], sp[1].stat().st_mtime)
+        except OSError:
+            return False
+        self.model = (msg, ray.put(data))
+        return True
+
+    def _start_selfplay(self, slot: _Slot) -> None:
+        import ray
+        assert self.model is not None
+        threads = max(1, int(self.opts.selfplay_cpus)) if not self.cfg.selfplay_threads else self.cfg.selfplay_threads
+        cls = ray.remote(SelfPlayActor).options(name=slot.name, num_cpus=self.opts.selfplay_cpus,
+                                                num_gpus=self.opts.selfplay_gpus, max_restarts=0)
+        slot.actor = cls.remote(self.cfg.to_dict(), slot.worker, self.model[0], self.model[1], threads)
+        slot.pending, slot.granted, slot.in_flight = None, 0, 0
+
+    def _start_stage(self, st: _StageSlot) -> None:
+        import ray
+        opts: dict[str, Any] = {"num_cpus": self.opts.trainer_cpus if st.role == "trainer" else self.opts.gate_cpus,
+                                "num_gpus": self.opts.trainer_gpus if st.role == "trainer" else self.opts.gate_gpus,
+                                "max_restarts": 0}
+        if not self.opts.shared_run_dir:
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+            opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
+                node_id=ray.get_runtime_context().get_node_id(), soft=False)
+        st.actor = ray.remote(StageActor).options(**opts).remote(st.name, st.role, st.module, st.args,
+                                                                 str(self.rd.root.resolve()))
+        st.exit = None
+
+    def _actor_lost(self, slot: _Slot, exc: BaseException) -> None:
+        lost = slot.in_flight
+        self.lost_games += lost
+        self.replaced += 1
+        self.rd.append_metrics({"source": "ray", "event": "actor_lost", "worker": slot.worker,
+                                "incarnation": slot.incarnation, "lost_games": lost,
+                                "lost_games_total": self.lost_games, "error": f"{type(exc).__name__}"})
+        print(f"train.loop[ray]: self-play actor w{slot.worker:02d} died ({type(exc).__name__}); "
+              f"{lost} games in flight lost; starting a replacement", file=sys.stderr, flush=True)
+        slot.incarnation += 1
+        self._start_selfplay(slot)
+
+    # -- game accounting ------------------------------------------------------------------------
+    def _limit(self, phase: dict[str, Any] | None) -> int | None:
+        """The game count self-play may reach now (None: no limit)."""
+        limits = []
+        if self.budget.games is not None:
+            limits.append(self.budget.games)
+        if phase is not None:
+            if phase.get("phase") != "selfplay":
+                return -1
+            if phase.get("until_games") is not None:
+                limits.append(int(phase["until_games"]))
+        return min(limits) if limits else None
+
+    def _write(self, slot: _Slot, result: dict[str, Any]) -> None:
+        from train.records import write_npz, write_sgf
+        for rec in result["games"]:
+            name = GameName(slot.seq, slot.worker)
+            npz, sgf = self.rd.game_paths(name)
+            write_sgf(sgf, rec, game_name=name.stem)
+            write_npz(npz, rec)
+            slot.seq += 1
+        slot.in_flight = int(result["in_flight"])
+        if result.get("metrics"):
+            self._metrics(slot, result["metrics"])
+
+    def _metrics(self, slot: _Slot, rec: dict[str, Any]) -> None:
+        rec = dict(rec)
+        rec.update(games=self.rd.count_games(), worker=slot.metrics_key, slot=slot.worker,
+                   incarnation=slot.incarnation, ray=True)
+        self.rd.append_metrics(rec)
+
+    def _selfplay_done(self) -> bool:
+        """Game budget reached and nothing in flight: self-play has finished (the local run's
+        self-play processes exit then)."""
+        return (self.budget.games is not None and self.rd.count_games() >= self.budget.games
+                and all(s.in_flight == 0 and s.pending is None for s in self.slots))
+
+    def _pump_selfplay(self, phase: dict[str, Any] | None, wait_s: float) -> None:
+        """Collects finished calls (writing their games), replaces dead actors, starts calls."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+        pending = [s.pending for s in self.slots if s.pending is not None]
+        ready = set()
+        if pending:
+            done, _ = ray.wait(pending, num_returns=len(pending), timeout=wait_s)
+            ready = set(done)
+        elif wait_s > 0:
+            time.sleep(wait_s)
+        for slot in self.slots:
+            if slot.pending is None or slot.pending not in ready:
+                continue
+            ref, slot.pending, slot.granted = slot.pending, None, 0
+            try:
+                self._write(slot, ray.get(ref))
+            except (RayActorError, RayTaskError) as exc:
+                self._actor_lost(slot, exc)
+        limit = self._limit(phase)
+        for slot in self.slots:
+            if slot.pending is not None:
+                continue
+            quota = None
+            if limit is not None:
+                owed = (limit - self.rd.count_games() - sum(s.in_flight for s in self.slots)
+                        - sum(s.granted for s in self.slots))
+                quota = max(0, min(owed, self.cfg.parallel_games))
+                if limit < 0 or (quota == 0 and slot.in_flight == 0):
+                    continue            # sync pipeline not in self-play, or nothing to do: games wait
+            slot.granted = quota or 0
+            slot.pending = slot.actor.play.remote(quota, self.opts.slice_s)
+
+    def _broadcast_model(self) -> None:
+        assert self.model is not None
+        for slot in self.slots:
+            slot.actor.set_model.remote(self.model[0], self.model[1])
+
+    def _poll_stages(self) -> list[_StageSlot]:
+        """Updates the stages' exit codes; restarts a stage whose actor died; returns the stages
+        that failed (exit status other than 0 when not asked to stop)."""
+        import ray
+        from ray.exceptions import RayActorError
+        failed = []
+        for st in self.stages:
+            if st.exit is not None:
+                continue
+            try:
+                st.exit = ray.get(st.actor.poll.remote(), timeout=30)
+            except RayActorError:
+                if st.stopping:
+                    st.exit = -signal.SIGKILL
+                    continue
+                st.restarts += 1
+                self.rd.append_metrics({"source": "ray", "event": "stage_restarted", "stage": st.name,
+                                        "restarts": st.restarts})
+                self._start_stage(st)
+                continue
+            if st.exit is not None and st.exit != 0 and not st.stopping:
+                failed.append(st)
+        return failed
+
+    def _signal(self, stages: list[_StageSlot], sig: int) -> None:
+        for st in stages:
+            st.stopping = True
+            if st.exit is None:
+                st.actor.signal.remote(sig)
+
+    # -- the loop -------------------------------------------------------------------------------
+    def run(self) -> int:
+        import ray
+        from train.loop import Progress, SyncPipeline, stages_for
+        from train.report import format_summary, run_summary
+
+        started_ray = init_ray(self.opts)
+        rd, cfg, budget = self.rd, self.cfg, self.budget
+        latest = rd.latest_model()
+        start_games, start_step = rd.count_games(), (latest[0] if latest else 0)
+        t_start = time.time()
+        rd.append_metrics({"source": "loop", "event": "start", "games": start_games, "step": start_step,
+                           "budget": str(budget), "pid": os.getpid(), "mode": cfg.mode, "pipeline": cfg.pipeline,
+                           "on_new_model": cfg.on_new_model, "selfplay_only": self.selfplay_only,
+                           "ray": self.opts.address or "initialised", "ray_nodes": len(ray.nodes()),
+                           "ray_resources": ray.cluster_resources()})
+        tail = MetricsTail(rd.metrics_path)
+        tail.read()
+        bars = Progress(self.progress, start_games, start_step, budget)
+        sync = SyncPipeline(rd, cfg, budget) if cfg.pipeline == "sync" and not self.selfplay_only else None
+        if sync is not None:
+            sync.begin_generation()
+        else:
+            rd.write_pipeline(None)
+        old_handlers = {}
+        if threading.current_thread() is threading.main_thread():
+            def on_signal(signum, frame):
+                self.interrupted = True
+            old_handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        t0 = time.time()
+        status, reason = 0, "done"
+        try:
+            self._refresh_model()
+            self.slots = [_Slot(w, rd.next_game_seq(w)) for w in range(cfg.selfplay_workers)]
+            for slot in self.slots:
+                self._start_selfplay(slot)
+            self.stages = [_StageSlot(s.name, s.role, s.module, s.args)
+                           for s in stages_for(cfg, budget, self.selfplay_only) if s.role != "selfplay"]
+            for st in self.stages:
+                self._start_stage(st)
+            last_state = last_stage_poll = last_model = 0.0
+            failed: list[_StageSlot] = []
+            while True:
+                phase = rd.read_pipeline() if sync is not None else None
+                self._pump_selfplay(phase, self.poll_s)
+                records = tail.read()
+                bars.update(records)
+                now = time.time()
+                if now - last_model >= 0.5:
+                    last_model = now
+                    if self._refresh_model():
+                        self._broadcast_model()
+                if now - last_state > 10.0:
+                    rd.write_state(pid=os.getpid())
+                    last_state = now
+                if now - last_stage_poll >= 0.5:
+                    last_stage_poll = now
+                    failed = self._poll_stages()
+                trainer = [s for s in self.stages if s.role == "trainer"]
+                gate = [s for s in self.stages if s.role == "gate"]
+                sp_running = not self._selfplay_done()
+                if self.interrupted:
+                    reason, status = "interrupted", 130
+                    break
+                if failed:
+                    names = ", ".join(f"{s.name} (exit {s.exit})" for s in failed)
+                    reason, status = f"stage failed: {names}; see {rd.logs}", 1
+                    break
+                if budget.seconds is not None and now - t0 >= budget.seconds:
+                    reason = "time budget spent"
+                    break
+                if sync is not None and not sync.update(records, sp_running):
+                    reason = "game budget reached"
+                    break
+                if sync is None and not sp_running:
+                    for s in trainer:
+                        if not s.stopping:
+                            self._signal([s], signal.SIGUSR1)
+                    if all(s.exit is not None for s in trainer):
+                        reason = "game budget reached"
+                        break
+                    if self.selfplay_only:
+                        break
+                if trainer and all(s.exit is not None for s in trainer) and not any(s.stopping for s in trainer):
+                    reason = "step budget reached" if budget.steps is not None else "trainer stopped"
+                    break
+            self._shutdown()
+            bars.update(tail.read())
+        finally:
+            for s, h in old_handlers.items():
+                signal.signal(s, h)
+            bars.close()
+            for slot in self.slots:
+                if slot.actor is not None:
+                    ray.kill(slot.actor)
+            for st in self.stages:
+                if st.actor is not None:
+                    ray.kill(st.actor)
+            if started_ray:
+                ray.shutdown()
+        if status == 0:
+            bad = [s for s in self.stages if s.exit not in (0, None) and not (s.stopping and s.exit == -signal.SIGTERM)]
+            if bad:
+                status = 1
+                reason += "; " + ", ".join(f"{s.name} exit {s.exit}" for s in bad)
+        if sync is not None:
+            sync.close()
+        state = rd.write_state(pid=None, last_exit=reason)
+        rd.append_metrics({"source": "loop", "event": "stop", "reason": reason, "games": state["games"],
+                           "step": state["step"], "seconds": round(time.time() - t0, 1)})
+        best = rd.best_model() if cfg.mode == "agz" else rd.latest_model()
+        summary = run_summary([r for r in rd.read_metrics() if r.get("time", 0) >= t_start - 1e-3],
+                              final_model=best[1].name if best else None, mode=cfg.mode, pipeline=cfg.pipeline,
+                              on_new_model=cfg.on_new_model, selfplay_only=self.selfplay_only)
+        summary.update(ray=True, lost_games=self.lost_games, replaced_actors=self.replaced,
+                       selfplay_actors=cfg.selfplay_workers)
+        rd.append_metrics({"source": "loop", "event": "summary", **summary})
+        print(f"train.loop[ray]: {reason}. {state['games']} games, step {state['step']}, latest model "
+              f"{state['latest_model']}, {self.lost_games} games lost to dead actors ({rd.root})", file=sys.stderr)
+        print(format_summary(summary), file=sys.stderr)
+        return status
+
+    def _shutdown(self) -> None:
+        """Stops self-play (games in flight abandoned, final metrics written), then the stages."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+        for slot in self.slots:          # finish the calls under way: their games are kept
+            if slot.pending is not None:
+                try:
+                    self._write(slot, ray.get(slot.pending, timeout=self.opts.slice_s * 5 + 30))
+                except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
+                    pass
+                slot.pending = None
+        for slot in self.slots:
+            try:
+                self._metrics(slot, ray.get(slot.actor.close.remote(), timeout=30))
+            except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
+                pass
+        self._signal([s for s in self.stages if not s.stopping or s.exit is None], signal.SIGTERM)
+        deadline = time.time() + self.stop_grace_s
+        for st in self.stages:
+            if st.exit is None:
+                try:
+                    st.exit = ray.get(st.actor.wait.remote(max(0.1, deadline - time.time())),
+                                      timeout=self.stop_grace_s + 10)
+                except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
+                    st.exit = -signal.SIGKILL
+
+
+def supervise_ray(rd: RunDir, cfg: RunConfig, budget: Any, opts: RayOptions, progress: bool = True,
+                  selfplay_only: bool = False) -> int:
+    """:func:`train.loop.supervise` on a Ray cluster; returns the exit status.  ValueError when
+    Ray is not installed."""
+    if not ray_available():
+        raise ValueError("--ray needs Ray: pip install 'ray>=2.9' (or pip install -e .[cluster])")
+    return RaySupervisor(rd, cfg, budget, opts, progress, selfplay_only).run()
+
+
+# ---------------------------------------------------------------------------------------------
+# Throughput with 1, 2, 4 self-play actors
+
+
+def bench(workers: list[int], seconds: float, extra: list[str], ray_cpus: int | None, root: str) -> list[dict[str, Any]]:
+    """One self-play-only loop per number of actors on a local Ray cluster; their summaries."""
+    from train.loop import main as loop_main
+    out = []
+    for n in workers:
+        run_dir = Path(root) / f"ray-bench-{n}"
+        shutil.rmtree(run_dir, ignore_errors=True)
+        args = ["--run-dir", str(run_dir), "--selfplay-only", "--budget", f"{seconds:g}s", "--quiet",
+                "--selfplay-workers", str(n), "--ray", "local", *extra]
+        if ray_cpus:
+            args += ["--ray-cpus", str(ray_cpus)]
+        loop_main(args)
+        s = [r for r in RunDir(run_dir).read_metrics("loop") if r.get("event") == "summary"][-1]
+        out.append({"actors": n, "games": s["games"], "seconds": s["seconds"],
+                    "games_per_hour": s["games_per_hour"], "positions_per_hour": s["positions_per_hour"]})
+        print(f"{n} actors: {s['games']} games in {s['seconds']:.0f} s = {s['games_per_hour']:.0f} games/h", flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m train.ray_cluster bench",
+                                 description="Self-play games/hour with 1, 2, 4 Ray actors on a local Ray "
+                                             "cluster (train.loop --selfplay-only --ray local).")
+    ap.add_argument("cmd", choices=["bench"])
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--ray-cpus", type=int, default=4, help="logical CPUs of the local cluster")
+    ap.add_argument("--root", default=tempfile.gettempdir())
+    a, extra = ap.parse_known_args(argv)
+    if not extra:
+        extra = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "16",
+                 "--parallel-games", "8", "--batch", "32", "--threads", "1", "--metrics-every", "5"]
+    rows = bench(a.workers, a.seconds, extra, a.ray_cpus, a.root)
+    print("| self-play actors | games | seconds | games/hour |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['actors']} | {r['games']} | {r['seconds']:.0f} | {r['games_per_hour']:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
