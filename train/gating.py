@@ -434,10 +434,13 @@ def pick_candidate(rd: Any) -> tuple[int, Path] | None:
 
 def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Callable[[], bool] | None = None,
                    generation: int | None = None, device: str | None = None,
-                   step_hook: Callable[[int, GamePool], None] | None = None) -> dict[str, Any] | None:
+                   step_hook: Callable[[int, GamePool], None] | None = None,
+                   make_match: Callable[..., GateMatch] | None = None) -> dict[str, Any] | None:
     """Plays ``candidate`` against the run's best, writes the SGFs, the decision (and the new
     best pointer on a promotion) and a metrics record; returns the decision record, or None if
-    ``stop()`` interrupted the match."""
+    ``stop()`` interrupted the match.  ``make_match(candidate, best, *args, **kwargs)`` builds
+    the match instead of ``GateMatch(*args, **kwargs)`` (Ray: gating workers on other machines,
+    :class:`train.ray_cluster.RemoteGateMatch`)."""
     from train.records import write_sgf
     from train.selfplay import make_agent
 
@@ -453,11 +456,13 @@ def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Call
     def on_game(index: int, fg: FinishedGame, counted: bool) -> None:
         write_sgf(rd.gating_sgf_path(cand_id, index), fg.record(), game_name=f"{cand_id} gating game {index}")
 
-    match = GateMatch(make_agents, GateRule.from_config(cfg), cfg.board_size, Rules.preset(cfg.rules, cfg.komi),
-                      gate_settings(cfg), workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
-                      batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,
-                      deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
-                      seed=cfg.seed * 1_000_003 + candidate[0], on_game=on_game, step_hook=step_hook, stop=stop)
+    args = (make_agents, GateRule.from_config(cfg), cfg.board_size, Rules.preset(cfg.rules, cfg.komi),
+            gate_settings(cfg))
+    kwargs = dict(workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
+                  batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,
+                  deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
+                  seed=cfg.seed * 1_000_003 + candidate[0], on_game=on_game, step_hook=step_hook, stop=stop)
+    match = GateMatch(*args, **kwargs) if make_match is None else make_match(candidate, best, *args, **kwargs)
     t0 = time.time()
     decision = match.run()
     if decision is None:
@@ -472,6 +477,18 @@ def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Call
     rd.write_decision(cand_id, rec)
     rd.append_metrics({"source": "gate", "event": "decision", **rec})
     return rec
+
+
+def next_candidate(rd: Any, phase: dict[str, Any] | None) -> tuple[tuple[int, Path] | None, int | None]:
+    """(candidate to gate now or None, its sync generation): async pipeline (``phase`` None):
+    :func:`pick_candidate`; sync: the undecided candidate the "gate" phase names."""
+    if phase is None:
+        return pick_candidate(rd), None
+    if phase.get("phase") == "gate" and phase.get("candidate") is not None:
+        path = rd.model_path(int(phase["candidate"]))
+        if path.is_file() and rd.read_decision(rd.model_id(path)) is None:
+            return (int(phase["candidate"]), path), phase.get("generation")
+    return None, None
 
 
 def run(run_dir: str, parent_pid: int | None = None) -> int:
@@ -493,13 +510,7 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
           f"{cfg.gate_threshold:.0%} of {cfg.gate_games}, SPRT({cfg.gate_elo0:g}, {cfg.gate_elo1:g})", flush=True)
     while not stop:
         phase = rd.read_pipeline()
-        candidate, generation = None, None
-        if phase is None:
-            candidate = pick_candidate(rd)
-        elif phase.get("phase") == "gate" and phase.get("candidate") is not None:
-            path = rd.model_path(int(phase["candidate"]))
-            if path.is_file() and rd.read_decision(rd.model_id(path)) is None:
-                candidate, generation = (int(phase["candidate"]), path), phase.get("generation")
+        candidate, generation = next_candidate(rd, phase)
         if candidate is None:
             if stop.drain:
                 break

@@ -92,6 +92,7 @@ class RayOptions:
     gate_gpus: float = 0.0
     shared_run_dir: bool = False          # the run dir is mounted at the same path everywhere
     slice_s: float = 1.0                  # seconds of self-play per play() call
+    gate_actors: int = 0                  # >0: gating games on that many remote actors (RemoteGateMatch)
 
 
 def add_ray_arguments(ap: argparse.ArgumentParser) -> None:
@@ -111,13 +112,16 @@ def add_ray_arguments(ap: argparse.ArgumentParser) -> None:
                    help="the run dir is on a filesystem every node mounts at the same path: the trainer "
                         "and gate may run on any node (default: on the driver's)")
     g.add_argument("--ray-slice", type=float, default=1.0, help="seconds of self-play per actor call")
+    g.add_argument("--ray-gate-actors", type=int, default=0,
+                   help="play gating games on this many Ray actors (any node; --ray-gate-cpus/-gpus each), "
+                        "counted in start order by the driver; 0: one gate stage actor on the driver's node")
 
 
 def options_from_namespace(a: argparse.Namespace) -> RayOptions:
     return RayOptions(address=a.ray, cpus=a.ray_cpus, selfplay_cpus=a.ray_selfplay_cpus,
                       selfplay_gpus=a.ray_selfplay_gpus, trainer_cpus=a.ray_trainer_cpus,
                       trainer_gpus=a.ray_trainer_gpus, gate_cpus=a.ray_gate_cpus, gate_gpus=a.ray_gate_gpus,
-                      shared_run_dir=a.ray_shared_run_dir, slice_s=a.ray_slice)
+                      shared_run_dir=a.ray_shared_run_dir, slice_s=a.ray_slice, gate_actors=a.ray_gate_actors)
 
 
 def init_ray(opts: RayOptions) -> bool:
@@ -265,6 +269,147 @@ class StageActor:
             return self.stage.proc.wait()
 
 
+class GateActor:
+    """Plays gating games anywhere in the cluster: the game indices the driver's
+    :class:`train.gating.GateCoordinator` claimed for it, colours and seeds from
+    ``GateMatch._spec`` (the same as a local gate), both nets in one GamePool."""
+
+    def __init__(self, cfg: dict[str, Any], cand: ModelMsg, cand_data: bytes, best: ModelMsg, best_data: bytes,
+                 slots: int, match_seed: int, agent_seeds: tuple[int, int], threads: int = 1):
+        from collections import deque
+
+        import torch
+
+        from engine.core import Rules
+        from train.gating import GateMatch, GateRule, gate_settings
+        from train.pool import GamePool
+        from train.selfplay import make_agent
+        torch.set_num_threads(max(1, int(threads)))
+        self.cfg = c = RunConfig.from_dict(cfg)
+        self.scratch = Path(tempfile.mkdtemp(prefix="goengine-gate-"))
+        rd = RunDir(self.scratch).create()
+        agents = []
+        for msg, data, seed in ((cand, cand_data, agent_seeds[0]), (best, best_data, agent_seeds[1])):
+            path = rd.model_path(msg.step)
+            atomic_write(path, lambda f, d=data: f.write(d))
+            agents.append(make_agent(path, c, seed=int(seed), device=c.gate_device or c.device))
+        self.candidate, self.best = agents
+        self.match = GateMatch(lambda w: (self.candidate, self.best), GateRule.from_config(c), c.board_size,
+                               Rules.preset(c.rules, c.komi), gate_settings(c), workers=1, slots=slots,
+                               seed=match_seed)
+        self.queue: deque[int] = deque()
+        self.pool = GamePool(slots, self._next_game, batch=c.gate_batch or c.batch,
+                             max_leaves_per_search=c.max_leaves_per_search)
+
+    def _next_game(self, slot):
+        return self.match._spec(self.queue.popleft(), self.candidate, self.best) if self.queue else None
+
+    def play(self, new: list[int], lost: list[int], seconds: float) -> list[tuple[int, float, Any]]:
+        """Starts games ``new``, abandons ``lost`` ones, plays for ``seconds``; returns
+        (index, candidate's score, GameRecord) of the games that finished."""
+        from train.gating import candidate_score
+        self.queue.extend(new)
+        gone = set(lost)
+        for slot in self.pool.active():
+            if slot.spec is not None and slot.spec.tag in gone:
+                self.pool.abandon(slot.index, why="lost")
+        out = []
+        t0 = time.time()
+        while time.time() - t0 < seconds:
+            for fg in self.pool.step():
+                out.append((fg.spec.tag, candidate_score(fg, self.candidate), fg.record()))
+            if self.pool.idle and not self.queue:
+                break
+        return out
+
+    def close(self) -> None:
+        self.pool.abandon_all()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class _Returned:
+    """A gating game that came back from an actor, shaped like a FinishedGame for ``on_game``."""
+
+    def __init__(self, rec: Any):
+        self._rec = rec
+
+    def record(self) -> Any:
+        return self._rec
+
+
+def _remote_gate_match_class():
+    from train.gating import GateMatch
+
+    class RemoteGateMatch(GateMatch):
+        """:class:`train.gating.GateMatch` whose worker threads drive :class:`GateActor`\\ s
+        instead of local pools: the coordinator (start order, deadlines, lost games, the rule)
+        stays in the driver, unchanged.  An actor that dies is replaced; every game it was
+        playing is declared lost (``GateCoordinator.worker_died``) and replayed by the slack."""
+
+        def __init__(self, sup: "RaySupervisor", candidate: tuple[int, Path], best: tuple[int, Path],
+                     *args: Any, **kwargs: Any):
+            kwargs["workers"] = max(1, sup.opts.gate_actors)
+            kwargs["slots"] = max(kwargs.get("slots", 32), kwargs["workers"])
+            super().__init__(*args, **kwargs)
+            import ray
+            self.sup = sup
+            self.models = []
+            for step, path in (candidate, best):
+                self.models.append((ModelMsg(step, path.stat().st_mtime), ray.put(path.read_bytes())))
+            self.replaced = 0
+
+        def _actor(self, w: int) -> Any:
+            import ray
+            import numpy as np
+            o, cfg = self.sup.opts, self.sup.cfg
+            seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
+            cls = ray.remote(GateActor).options(num_cpus=o.gate_cpus, num_gpus=o.gate_gpus, max_restarts=0)
+            return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
+                              self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
+                              max(1, int(o.gate_cpus)))
+
+        def _work(self, w: int) -> None:
+            import ray
+            from ray.exceptions import RayActorError
+            coord = self.coordinator
+            actor, mine = None, set()
+            try:
+                while not self._done.is_set():
+                    if actor is None:
+                        actor = self._actor(w)
+                    new = []
+                    while len(mine) + len(new) < self.slots[w]:
+                        index = coord.claim(w)
+                        if index is None:
+                            break
+                        new.append(index)
+                    lost = coord.lost_games(w) & mine
+                    try:
+                        results = ray.get(actor.play.remote(new, sorted(lost), self.sup.opts.slice_s))
+                    except RayActorError:
+                        gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
+                        self.replaced += 1
+                        self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
+                                                    "lost_games": len(gone)})
+                        actor, mine = None, set()
+                        continue
+                    mine = (mine | set(new)) - lost
+                    for index, score, rec in results:
+                        mine.discard(index)
+                        counted = coord.report(index, score)
+                        with self._count_lock:
+                            self.finished_games += 1
+                        if self.on_game is not None:
+                            self.on_game(index, _Returned(rec), counted)
+                    if not new and not mine:
+                        time.sleep(self.poll_s)
+            finally:
+                if actor is not None:
+                    ray.kill(actor)
+
+    return RemoteGateMatch
+
+
 # ---------------------------------------------------------------------------------------------
 # The driver
 
@@ -319,6 +464,9 @@ class RaySupervisor:
         self.slots: list[_Slot] = []
         self.stages: list[_StageSlot] = []
         self.interrupted = False
+        self._gate_stop = threading.Event()
+        self._gate_thread: threading.Thread | None = None
+        self.gate_error: str | None = None
 
     # -- actors -------------------------------------------------------------------------------
     def _refresh_model(self) -> bool:
@@ -467,6 +615,22 @@ class RaySupervisor:
                 failed.append(st)
         return failed
 
+    def _gate_loop(self) -> None:
+        """--ray-gate-actors: the gate stage's loop (:func:`train.gating.next_candidate`,
+        :func:`train.gating.gate_candidate`) in a driver thread, its games on remote actors."""
+        from train.gating import gate_candidate, next_candidate
+        cls = _remote_gate_match_class()
+        try:
+            while not self._gate_stop.is_set():
+                candidate, generation = next_candidate(self.rd, self.rd.read_pipeline())
+                if candidate is None:
+                    self._gate_stop.wait(0.1)
+                    continue
+                gate_candidate(self.rd, self.cfg, candidate, stop=self._gate_stop.is_set, generation=generation,
+                               make_match=lambda c, b, *a, **k: cls(self, c, b, *a, **k))
+        except BaseException as exc:          # reported by the supervisor as a failed stage
+            self.gate_error = f"{type(exc).__name__}: {exc}"
+
     def _signal(self, stages: list[_StageSlot], sig: int) -> None:
         for st in stages:
             st.stopping = True
@@ -509,10 +673,15 @@ class RaySupervisor:
             self.slots = [_Slot(w, rd.next_game_seq(w)) for w in range(cfg.selfplay_workers)]
             for slot in self.slots:
                 self._start_selfplay(slot)
+            remote_gate = self.opts.gate_actors > 0
             self.stages = [_StageSlot(s.name, s.role, s.module, s.args)
-                           for s in stages_for(cfg, budget, self.selfplay_only) if s.role != "selfplay"]
+                           for s in stages_for(cfg, budget, self.selfplay_only)
+                           if s.role == "trainer" or (s.role == "gate" and not remote_gate)]
             for st in self.stages:
                 self._start_stage(st)
+            if remote_gate and cfg.mode == "agz" and not self.selfplay_only:
+                self._gate_thread = threading.Thread(target=self._gate_loop, name="ray-gate", daemon=True)
+                self._gate_thread.start()
             last_state = last_stage_poll = last_model = 0.0
             failed: list[_StageSlot] = []
             while True:
@@ -540,6 +709,9 @@ class RaySupervisor:
                 if failed:
                     names = ", ".join(f"{s.name} (exit {s.exit})" for s in failed)
                     reason, status = f"stage failed: {names}; see {rd.logs}", 1
+                    break
+                if self.gate_error is not None:
+                    reason, status = f"gate failed: {self.gate_error}", 1
                     break
                 if budget.seconds is not None and now - t0 >= budget.seconds:
                     reason = "time budget spent"
@@ -611,6 +783,9 @@ class RaySupervisor:
                 self._metrics(slot, ray.get(slot.actor.close.remote(), timeout=30))
             except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
                 pass
+        self._gate_stop.set()
+        if self._gate_thread is not None:
+            self._gate_thread.join(timeout=self.opts.slice_s * 5 + 30)
         self._signal([s for s in self.stages if not s.stopping or s.exit is None], signal.SIGTERM)
         deadline = time.time() + self.stop_grace_s
         for st in self.stages:
