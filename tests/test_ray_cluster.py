@@ -2,7 +2,9 @@
 self-play actor killed mid-run (train/ray_cluster.py).
 
 One run serves every test (Ray takes ~20 s to start on a loaded machine): 5x5, a 1x8 net, the
-sync pipeline, two generations of 6 games, 4-game gating matches.  A thread kills self-play actor
+sync pipeline, two generations of 6 games, 4-game gating matches played by a gating actor
+(``--ray-gate-actors 1``: the driver's GateCoordinator counts them in start order); the trainer
+runs in a stage actor (the same StageActor runs the gate program without --ray-gate-actors).  A thread kills self-play actor
 w00 (``ray.kill``) once it has games in flight; the driver must replace it, count those games as
 lost, and still finish the budget exactly."""
 import threading
@@ -36,7 +38,8 @@ def run(tmp_path_factory):
     prepare_run(rd, cfg, resume=False)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     sup = RaySupervisor(rd, cfg, Budget.parse("12g"), RayOptions(
-        address=None, selfplay_cpus=0.5, trainer_cpus=0.5, gate_cpus=0.5, slice_s=0.5), progress=False)
+        address=None, selfplay_cpus=0.5, trainer_cpus=0.5, gate_cpus=0.5, slice_s=0.5, gate_actors=1),
+        progress=False)
     killed = {}
 
     def killer():
@@ -82,7 +85,9 @@ def test_checkpoint_trained_and_gated(run):
     d = decisions[0]
     assert d["verdict"] in ("promote", "reject") and d["counted"] >= 1
     assert rd.read_decision(d["candidate"]) is not None
-    assert list((rd.gating / d["candidate"]).glob("g*.sgf"))
+    sgfs = sorted((rd.gating / d["candidate"]).glob("g*.sgf"))
+    assert len(sgfs) >= d["counted"]                         # written by the driver, named in start order
+    assert d["lost"] == 0 and d["started"] >= d["counted"]
 
 
 def test_killed_actor_replaced_and_lost_games_counted(run):
