@@ -4,6 +4,8 @@ a run directory (layout: :mod:`train.rundir`).
     python -m train.loop --run-dir runs/9x9 --board-size 9 --mode az --budget 2h
     python -m train.loop --run-dir runs/9x9 --resume --budget 500g     # after a crash or kill -9
     python -m train.report runs/9x9                                    # table + plots
+    python -m train.loop --run-dir runs/9x9 --ray auto --selfplay-workers 32 --ray-trainer-gpus 1
+                     # the same stages as Ray actors on many machines (train/ray_cluster.py)
 
 The loop is a supervisor: it creates the run directory and the first (random) network, starts
 the stage processes, draws progress bars from their metrics records, enforces the budget and
