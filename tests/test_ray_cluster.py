@@ -49,6 +49,16 @@ def run(tmp_path_factory):
             if slots and slots[0].in_flight > 0 and slots[0].incarnation == 0 and rd.count_games() >= 1:
                 killed["in_flight"] = slots[0].in_flight
                 ray.kill(ray.get_actor(slots[0].name))
+                break
+            time.sleep(0.05)
+        while time.time() < deadline:          # then the first gating actor, mid-match
+            gates = [n for n in ray.util.list_named_actors() if n.startswith("goengine-gate-")]
+            if gates:                            # (its first games are claimed before it starts)
+                try:
+                    ray.kill(ray.get_actor(gates[0]))
+                    killed["gate"] = gates[0]
+                except ValueError:               # its match ended meanwhile
+                    continue
                 return
             time.sleep(0.05)
 
@@ -87,7 +97,17 @@ def test_checkpoint_trained_and_gated(run):
     assert rd.read_decision(d["candidate"]) is not None
     sgfs = sorted((rd.gating / d["candidate"]).glob("g*.sgf"))
     assert len(sgfs) >= d["counted"]                         # written by the driver, named in start order
-    assert d["lost"] == 0 and d["started"] >= d["counted"]
+    assert d["started"] >= d["counted"] + d["lost"]
+
+
+def test_killed_gating_actor_replaced_and_its_games_declared_lost(run):
+    rd, _, _, killed = run
+    assert killed.get("gate"), "no gating actor was killed"
+    lost = [r for r in rd.read_metrics("ray") if r.get("event") == "gate_actor_lost"]
+    assert len(lost) == 1
+    d = rd.read_decision(f"model-{lost[0]['candidate_step']:07d}")
+    assert d is not None and d["verdict"] in ("promote", "reject")   # decided all the same
+    assert d["lost"] >= lost[0]["lost_games"]                        # not counted: declared lost
 
 
 def test_killed_actor_replaced_and_lost_games_counted(run):

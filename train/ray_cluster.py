@@ -363,7 +363,9 @@ def _remote_gate_match_class():
             import numpy as np
             o, cfg = self.sup.opts, self.sup.cfg
             seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
-            cls = ray.remote(GateActor).options(num_cpus=o.gate_cpus, num_gpus=o.gate_gpus, max_restarts=0)
+            name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
+            cls = ray.remote(GateActor).options(name=name, num_cpus=o.gate_cpus, num_gpus=o.gate_gpus,
+                                                max_restarts=0)
             return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
                               self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
                               max(1, int(o.gate_cpus)))
@@ -390,6 +392,7 @@ def _remote_gate_match_class():
                         gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
                         self.replaced += 1
                         self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
+                                                    "candidate_step": self.models[0][0].step,
                                                     "lost_games": len(gone)})
                         actor, mine = None, set()
                         continue
