@@ -42,13 +42,24 @@ again from scratch, which keeps the decision unbiased).  Inside the gate the mat
 :class:`train.gating.GateMatch`: results counted in start order, a dead gating thread's games
 declared lost and replaced.
 
-**Throughput** (games/hour over the same run, 5x5, 1x8 net, 16 visits, ~60 s, async az, this
-2-core machine with other work on it, ``--ray local --ray-cpus 4``)::
+**Throughput**: self-play games/hour with 1, 2, 4 self-play actors on a local Ray cluster
+(``train.loop --selfplay-only --ray local --ray-cpus 4``, one torch thread per actor; 5x5, komi
+2.5, a random 1x8 net, 16 visits, 8 games in flight per actor, batch 32; 60 s of wall time per
+row, which includes starting the actors)::
 
     python -m train.ray_cluster bench --workers 1 2 4 --seconds 60
 
-prints one line per number of self-play actors (see the table in the module's ``bench``
-output); with 2 physical cores shared with the trainer, 4 actors cannot scale.
+    self-play actors   games in ~62 s   games/hour
+    1                  386              22 228
+    2                  740              42 239
+    4                  321              18 425
+
+Measured on a 2-core machine that was also running another training run and tests (load average
+~11): 1 -> 2 actors scales (x1.9), 4 actors on 2 cores cannot; they oversubscribe the cores
+and each actor's start-up (a Python process importing torch) eats into the minute.  An earlier
+pass of the same command, with a test suite running alongside, gave 20 351 / 11 146 / 15 928:
+read the numbers as "the plumbing does not limit throughput at this scale", not as a benchmark.
+Ray's ``--ray-cpus`` are logical: it lets 4 actors be scheduled on 2 cores.
 """
 from __future__ import annotations
 
