@@ -91,5 +91,6 @@ def test_table_and_chart(tmp_path):
     assert by["sync-discard"]["vs_alone"] == pytest.approx(9_000 / 40_000)
     text = format_rows(rows)
     assert "async-switch" in text and "+80 +-21" in text and "2/4" in text and "10.0%" in text
+    assert by["async-switch"]["net0_vs_alone"] is None
     write_chart(rows, tmp_path / "chart.png")
     assert (tmp_path / "chart.png").stat().st_size > 5000

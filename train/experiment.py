@@ -20,7 +20,10 @@ Prints one table and writes ``EXP_DIR/pipelines.json`` and ``EXP_DIR/pipelines.p
 
 - kept games/h, positions/h: self-play games (training positions) written per hour of the run;
 - evals/s and "vs alone": leaves self-play evaluated per second, and the kept share of them
-  (minus those thrown away) relative to the self-play-only baseline's evals/s;
+  (minus those thrown away) relative to the self-play-only baseline's evals/s.  Nets that
+  learn to end games quickly change that rate (per-game costs weigh more), so "net0 vs alone"
+  compares like with like: self-play's evals/s while it still played the initial net (the
+  same net as the baseline's), against the baseline's (async runs only: sync self-play waits);
 - wasted: share of self-play evaluations thrown away (games discarded when a model arrived,
   searches cut short by a switch); wait: share of self-play's time spent waiting (sync);
 - lag: mean seconds from a checkpoint being written to its gating decision;
@@ -166,7 +169,20 @@ def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, v
 # Table and chart
 
 
-def build_rows(summaries: dict[str, dict[str, Any]], ratings: dict[str, Any]) -> list[dict[str, Any]]:
+def initial_net_rate(rd: RunDir) -> float | None:
+    """Self-play's mean evals/s over the metrics periods it played the initial net (the first
+    period, which includes start-up, left out); None without such periods."""
+    initial = rd.model_id(rd.model_path(0))
+    rates = [r["evals_per_s"] for r in rd.read_metrics("selfplay")
+             if r.get("model") == initial and r.get("event") != "stop" and r.get("evals_per_s")]
+    rates = rates[1:]
+    return sum(rates) / len(rates) if rates else None
+
+
+def build_rows(summaries: dict[str, dict[str, Any]], ratings: dict[str, Any],
+               net0_rates: dict[str, float | None] | None = None) -> list[dict[str, Any]]:
+    net0_rates = net0_rates or {}
+    base0 = net0_rates.get(BASELINE)
     base = summaries.get(BASELINE)
     base_rate = base["evals_per_s"] if base and base.get("evals_per_s") else None
     rows = []
@@ -179,6 +195,9 @@ def build_rows(summaries: dict[str, dict[str, Any]], ratings: dict[str, Any]) ->
         rows.append({
             "run": name, "games_per_hour": s["games_per_hour"], "positions_per_hour": s["positions_per_hour"],
             "evals_per_s": s["evals_per_s"], "vs_alone": kept_rate / base_rate if base_rate else None,
+            # sync self-play waits between generations: its per-period rate mixes in the waits
+            "net0_vs_alone": (net0_rates[name] / base0 if base0 and net0_rates.get(name)
+                              and not name.startswith("sync") else None),
             "wasted_share": s["wasted_share"], "wait_share": s["selfplay_wait_share"],
             "eval_lag_s": s.get("eval_lag_mean_s"), "adopt_lag_s": s.get("adopt_lag_mean_s"),
             "promotions": s.get("promotions", 0), "decisions": s.get("decisions", 0),
@@ -189,7 +208,7 @@ def build_rows(summaries: dict[str, dict[str, Any]], ratings: dict[str, Any]) ->
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    head = (f"{'run':15s} {'games/h':>8s} {'pos/h':>8s} {'evals/s':>8s} {'vs alone':>8s} {'wasted':>7s} "
+    head = (f"{'run':15s} {'games/h':>8s} {'pos/h':>8s} {'evals/s':>8s} {'vs alone':>8s} {'net0':>5s} {'wasted':>7s} "
             f"{'wait':>6s} {'lag s':>7s} {'promo':>6s} {'gating':>7s} {'Elo':>12s}")
 
     def f(v, fmt, w):
@@ -201,6 +220,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         promo = f"{r['promotions']}/{r['decisions']}" if r["run"] != BASELINE else "-"
         lines.append(f"{r['run']:15s} {f(r['games_per_hour'], '{:.0f}', 8)} {f(r['positions_per_hour'], '{:.0f}', 8)} "
                      f"{f(r['evals_per_s'], '{:.0f}', 8)} {f(r['vs_alone'], '{:.0%}', 8)} "
+                     f"{f(r.get('net0_vs_alone'), '{:.0%}', 5)} "
                      f"{f(r['wasted_share'], '{:.1%}', 7)} {f(r['wait_share'], '{:.0%}', 6)} "
                      f"{f(r['eval_lag_s'], '{:.1f}', 7)} {promo:>6s} {f(r['gating_games'], '{}', 7)} {elo:>12s}")
     return "\n".join(lines)
@@ -220,7 +240,7 @@ def write_chart(rows: list[dict[str, Any]], path: Path) -> None:
     ax.bar(names, [r["games_per_hour"] for r in runs], color=colors)
     if base:
         ax.axhline(base["games_per_hour"], color="grey", ls="--", label="self-play alone")
-        ax.legend()
+        ax.legend(loc="upper left")
     ax.set_title("self-play games kept per hour")
     ax = axes[0, 1]
     x = range(len(names))
@@ -320,7 +340,8 @@ def pipelines(argv: list[str]) -> int:
         (exp_dir / "round_robin.json").write_text(json.dumps(
             {"players": {k: str(v) for k, v in players.items()}, "games": games,
              "ratings": {k: vars(v) for k, v in ratings.items()}}, indent=1))
-    rows = build_rows(summaries, ratings)
+    net0 = {name: initial_net_rate(RunDir(exp_dir / name)) for name in summaries}
+    rows = build_rows(summaries, ratings, net0)
     table = format_rows(rows)
     print(table)
     base = next((r for r in rows if r["run"] == BASELINE), None)
@@ -329,6 +350,10 @@ def pipelines(argv: list[str]) -> int:
         loss = 1.0 - asw["vs_alone"]
         print(f"async-switch keeps {asw['vs_alone']:.0%} of the self-play-alone evaluation rate "
               f"({'within' if loss <= 0.05 else 'more than'} the 5% target: {loss:+.1%} lost)")
+        if asw.get("net0_vs_alone") is not None:
+            loss0 = 1.0 - asw["net0_vs_alone"]
+            print(f"  with the same (initial) net on both sides: {asw['net0_vs_alone']:.0%} "
+                  f"({'within' if loss0 <= 0.05 else 'more than'} the 5% target: {loss0:+.1%} lost)")
     out = {"rows": rows, "budget": a.budget, "args": extra, "time": time.time()}
     (exp_dir / "pipelines.json").write_text(json.dumps(out, indent=1))
     if rows:
