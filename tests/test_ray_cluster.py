@@ -121,3 +121,5 @@ def test_killed_actor_replaced_and_lost_games_counted(run):
     # the replacement's metrics are reported under their own key, so the summary adds both up
     keys = {r["worker"] for r in rd.read_metrics("selfplay") if r.get("slot") == 0}
     assert 1000 in keys
+    # sync pipeline: the driver counts the time self-play was held back during train/gate phases
+    assert summary["selfplay_wait_s"] > 0

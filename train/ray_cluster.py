@@ -71,7 +71,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -439,7 +439,8 @@ class _Slot:
     pending: Any = None
     granted: int = 0
     in_flight: int = 0
-    final: dict[str, Any] | None = None
+    wait_s: float = 0.0          # this incarnation's time held back by the sync pipeline
+    waiting_since: float | None = None
 
     @property
     def metrics_key(self) -> int:
@@ -528,6 +529,7 @@ class RaySupervisor:
         print(f"train.loop[ray]: self-play actor w{slot.worker:02d} died ({type(exc).__name__}); "
               f"{lost} games in flight lost; starting a replacement", file=sys.stderr, flush=True)
         slot.incarnation += 1
+        slot.wait_s, slot.waiting_since = 0.0, None
         self._start_selfplay(slot)
 
     # -- game accounting ------------------------------------------------------------------------
@@ -557,8 +559,9 @@ class RaySupervisor:
 
     def _metrics(self, slot: _Slot, rec: dict[str, Any]) -> None:
         rec = dict(rec)
+        wait = slot.wait_s + (time.time() - slot.waiting_since if slot.waiting_since is not None else 0.0)
         rec.update(games=self.rd.count_games(), worker=slot.metrics_key, slot=slot.worker,
-                   incarnation=slot.incarnation, ray=True)
+                   incarnation=slot.incarnation, ray=True, wait_s=rec.get("wait_s", 0.0) + wait)
         self.rd.append_metrics(rec)
 
     def _selfplay_done(self) -> bool:
@@ -587,16 +590,22 @@ class RaySupervisor:
             except (RayActorError, RayTaskError) as exc:
                 self._actor_lost(slot, exc)
         limit = self._limit(phase)
+        on_disk = self.rd.count_games() if limit is not None else 0
         for slot in self.slots:
             if slot.pending is not None:
                 continue
             quota = None
             if limit is not None:
-                owed = (limit - self.rd.count_games() - sum(s.in_flight for s in self.slots)
+                owed = (limit - on_disk - sum(s.in_flight for s in self.slots)
                         - sum(s.granted for s in self.slots))
                 quota = max(0, min(owed, self.cfg.parallel_games))
                 if limit < 0 or (quota == 0 and slot.in_flight == 0):
+                    if limit < 0 and slot.waiting_since is None:
+                        slot.waiting_since = time.time()
                     continue            # sync pipeline not in self-play, or nothing to do: games wait
+            if slot.waiting_since is not None:
+                slot.wait_s += time.time() - slot.waiting_since
+                slot.waiting_since = None
             slot.granted = quota or 0
             slot.pending = slot.actor.play.remote(quota, self.opts.slice_s)
 
@@ -715,7 +724,6 @@ class RaySupervisor:
                     last_stage_poll = now
                     failed = self._poll_stages()
                 trainer = [s for s in self.stages if s.role == "trainer"]
-                gate = [s for s in self.stages if s.role == "gate"]
                 sp_running = not self._selfplay_done()
                 if self.interrupted:
                     reason, status = "interrupted", 130
