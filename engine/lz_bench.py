@@ -15,12 +15,35 @@ is written to a temporary directory. Then, for each thread count, the same posit
   is playouts added / wall time of ``Player.search``.
 
 The machine this runs on is usually shared, so the two engines run alternately and the whole
-round is repeated (``--repeats``, default 2); every run is reported, and the ratio is the median
-of the per-round ratios (ours / leelaz's n/s within the same round).
+round is repeated (``args.repeats``, default 2); every run is reported, and the ratio is the
+median of the per-round ratios (ours / leelaz's n/s within the same round). Both engines' CPU
+seconds are measured too (``/proc/PID/stat`` for leelaz, ``time.process_time`` for us): visits
+per CPU-second is the figure that load from other processes disturbs least.
 ``dtype "auto"`` measures float32 and bfloat16 (autocast, channels-last) and uses the faster one
-that is accurate (bfloat16 is checked against float32 on sample positions first).
+that is accurate (bfloat16 is checked against float32 on positions from random games first).
+With more than one thread our engine cuts each batch into one slice per thread
+(:class:`SplitEvaluator`); ``args.parallel = "intra"`` (or "both") measures torch's own
+intra-op threading instead.
 
 Result: a dict (printed as JSON by ``engine.bench``) with one row per (net, threads).
+
+Findings on the 2-core Intel Xeon (AVX512_BF16, no AMX) this was written on, always shared:
+
+* The network forward pass is ~95% of our search time (6x64, batch 16, one thread; the C
+  search's collect+backup ~1%, the evaluator's symmetries/cache/conversions ~4%). oneDNN's
+  direct float32 convolutions run near the core's FMA peak; per CPU-second we do 2.2-2.8x
+  leelaz's visits with one thread, 1.9-2.3x with two (leelaz: Winograd but one position at a
+  time).
+* bfloat16 (autocast or a bf16 model, channels-last) is 0.6-0.7x float32 here, unlike the AMD
+  machine of PERF.md: float32 is the fastest accurate CPU dtype on this CPU.
+* ``torch.set_num_threads(2)`` (intra-op OpenMP) collapses when other processes use the cores:
+  libgomp spin-waits at every op's barrier; we measured 4-40x fewer visits/s than with one
+  thread (OMP_WAIT_POLICY=PASSIVE, set before torch is imported, or :class:`SplitEvaluator`
+  avoid it).
+* ``torch.compile`` (inductor, frozen weights; :func:`compiled_model`) speeds the bare forward
+  pass up by 9-18% (fused conv+ReLU/add, prepacked weights) after 10-35 s of compilation; a
+  whole search gains less and within this machine's noise. Batch 32 instead of 16 with two
+  threads gave +3-9% visits per CPU-second; ``symmetries="none"`` about +3%.
 """
 from __future__ import annotations
 
@@ -240,8 +263,9 @@ class SplitEvaluator:
     barriers between the threads (like leelaz's independent search threads), instead of one
     forward pass split op by op over an OpenMP team. On a machine whose cores are shared with
     other processes libgomp's spin-waiting at each of the ~40 barriers per forward pass makes
-    the intra-op mode many times slower (see the report in the module docstring); this mode
-    degrades gracefully. The GIL is released inside the convolutions.
+    the intra-op mode many times slower (see the module docstring); this mode degrades
+    gracefully. The GIL is released inside the convolutions. The slices still meet once per
+    batch: when one thread is descheduled the other waits for it.
     """
 
     def __init__(self, evaluator, parts: int, min_rows: int = 2) -> None:
