@@ -18,6 +18,7 @@ games and promotions, evaluation lag, time self-play spent waiting.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -177,8 +178,10 @@ def _series(records: list[dict[str, Any]], source: str | None, x: str, y: str) -
     return xs, ys
 
 
-def write_plots(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
-    """Writes the PNG plots that the records allow; returns their paths."""
+def write_plots(records: list[dict[str, Any]], out_dir: Path,
+                ratings: dict | None = None) -> list[Path]:
+    """Writes the PNG plots that the records (and ``ratings.json`` from ``python -m
+    train.ratings``, when given) allow; returns their paths."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -244,9 +247,21 @@ def write_plots(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
         xs, ys = _series(rated, None, xkey, "elo")
         ax.plot(xs, ys, marker="o")
         ax.set_xlabel(xkey)
-        ax.set_ylabel("Elo")
+        ax.set_ylabel("Elo of the candidate against the best (gating match)")
         ax.grid(alpha=0.3)
         save(fig, "ratings.png")
+
+    models = [p for p in (ratings or {}).get("players", [])
+              if p.get("model") and p.get("hours") is not None]
+    if models:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.errorbar([p["hours"] for p in models], [p["elo"] for p in models],
+                    yerr=[p["stderr"] for p in models], marker="o", capsize=3)
+        ax.set_xlabel("training time (hours)")
+        ax.set_ylabel(f"Elo ({ratings['anchor']} = 0)")
+        ax.set_title(f"Bradley-Terry ratings, {ratings['games']} games")
+        ax.grid(alpha=0.3)
+        save(fig, "elo-vs-time.png")
     return written
 
 
@@ -268,8 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     summaries = [r for r in records if r.get("source") == "loop" and r.get("event") == "summary"]
     if summaries:
         print(format_summary(summaries[-1]))
+    ratings_path = rd.root / "ratings.json"
+    ratings = json.loads(ratings_path.read_text()) if ratings_path.is_file() else None
     if not a.no_plots:
-        for p in write_plots(records, rd.plots):
+        for p in write_plots(records, rd.plots, ratings):
             print(f"wrote {p}")
     return 0
 
