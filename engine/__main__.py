@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
+# OpenMP threads that spin while waiting collapse throughput when the cores are shared with the
+# GUI or other programs; passive waiting costs nothing when they are not.  Set before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 DEFAULT_VISITS = 400      # engine.gtp.DEFAULT_VISITS (not imported: --help stays fast)
 
 

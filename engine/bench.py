@@ -165,6 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--dtype", default="auto")
     p.add_argument("--leelaz", default="/usr/games/leelaz")
+    p.add_argument("--repeats", type=int, default=2, help="rounds per setting (order alternates)")
+    p.add_argument("--parallel", choices=["split", "intra", "both"], default="split",
+                   help="how our engine uses >1 thread: split batches over single-threaded torch "
+                        "workers, torch's own intra-op threads, or measure both")
+    p.add_argument("--compile", action="store_true", help="also try torch.compile on our net")
+    p.add_argument("--symmetries", choices=["random", "none"], default="random")
+    p.add_argument("--seed", type=int, default=1, help="seed of the random LZ nets")
     args = ap.parse_args(argv)
     fn = {"board": bench_board, "search": bench_search, "net": bench_net, "vs-leelaz": bench_vs_leelaz}[args.what]
     result = fn(args)
