@@ -5,8 +5,10 @@ setup(
     name="goengine",
     version="0.1.0",
     description="A Go engine that trains itself: C PUCT search, torch networks, GTP, AlphaZero training",
-    packages=["engine", "train"],
-    package_data={"engine": ["*.h"]},
+    packages=["engine", "train", "engine.shipped_weights"],
+    # the networks in weights/ install as engine/shipped_weights (the engine's default nets)
+    package_dir={"engine.shipped_weights": "weights"},
+    package_data={"engine.shipped_weights": ["*.pt", "*.json", "*.md"]},
     python_requires=">=3.9",
     setup_requires=["cffi>=1.15"],
     cffi_modules=["src_c/build_core.py:ffibuilder"],

@@ -22,7 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
+# weights/ of a source checkout (or an editable install); a regular install carries the same
+# files as the package data engine/shipped_weights (see setup.py).
+_SOURCE_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
+WEIGHTS_DIR = _SOURCE_WEIGHTS if _SOURCE_WEIGHTS.is_dir() else Path(__file__).resolve().parent / "shipped_weights"
 # OpenMP threads that spin while waiting collapse throughput when the cores are shared with the
 # GUI or other programs; passive waiting costs nothing when they are not.  Set before torch loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
