@@ -172,15 +172,8 @@ def _selfplay_worker_class():
             return spec
 
         def write(self, fg):
-            rec = fg.record()
-            self.written += 1
-            self.positions_written += rec.num_positions
-            self.games_on_disk += 1
-            self.lengths.append(rec.length)
-            self.resigned.append(rec.resigned)
-            if rec.no_resign:
-                self.calibrator.add(rec)
-                self._update_threshold()
+            rec = fg.record()      # the driver writes it; this actor only counts it
+            self.account(rec)
             return rec
 
     return ActorWorker

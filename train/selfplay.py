@@ -210,6 +210,11 @@ class SelfPlayWorker:
         write_sgf(sgf, rec, game_name=name.stem)
         write_npz(npz, rec)
         self.seq += 1
+        self.account(rec)
+        return rec
+
+    def account(self, rec: GameRecord) -> None:
+        """Counts a written game and feeds no-resign games to the resign calibration."""
         self.written += 1
         self.positions_written += rec.num_positions
         self.games_on_disk += 1
@@ -218,7 +223,6 @@ class SelfPlayWorker:
         if rec.no_resign:
             self.calibrator.add(rec)
             self._update_threshold()
-        return rec
 
     def poll_model(self) -> bool:
         """Switches to a newer checkpoint (the latest in az mode, the best in agz) if there is
