@@ -18,10 +18,10 @@ setup(
         "torch>=2.0",
         "sgfmill>=1.1",
         "tqdm>=4.0",
+        "matplotlib>=3.5",   # train.report and train.experiment draw PNG plots
     ],
     extras_require={
         "test": ["pytest>=7", "ray>=2.9"],   # tests/test_ray_cluster.py runs in CI
-        "plots": ["matplotlib>=3.5"],
         "cluster": ["ray>=2.9"],
     },
     entry_points={"console_scripts": ["goengine=engine.__main__:main"]},
