@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.core import ChildStats, Game, Search, SearchParams
+from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
 
 
 @dataclass
@@ -64,14 +64,10 @@ class Player:
         if tree is not None and tree.size == game.size and tree.game.rules == game.rules:
             old = tree.game.moves
             new = game.moves
-            if len(new) >= len(old) and new[:len(old)] == old:
-                try:
-                    for color, point in new[len(old):]:
-                        tree.advance(point, color)
-                    if tree.game.to_move == game.to_move:
-                        return tree
-                except Exception:
-                    pass   # fall through: rebuild the tree from scratch
+            if len(new) >= len(old) and new[:len(old)] == old and self._advance(tree, new[len(old):]) \
+                    and tree.game.to_move == game.to_move:
+                return tree
+            # otherwise the tree is rebuilt from scratch below
         if tree is None or tree.size != game.size:
             self.seed += 1
             tree = Search(game, self.params, self.feature_set, self.batch, seed=self.seed)
@@ -80,6 +76,16 @@ class Player:
             tree.set_params(self.params)
             tree.set_game(game)
         return tree
+
+    @staticmethod
+    def _advance(tree: Search, moves: list[tuple[int, int]]) -> bool:
+        """Plays ``moves`` at the tree's root (keeping subtrees); False if one is refused."""
+        try:
+            for color, point in moves:
+                tree.advance(point, color)
+        except (IllegalMoveError, RuntimeError, MemoryError):
+            return False
+        return True
 
     def evaluate_pending(self, tree: Search) -> int:
         n = tree.pending
