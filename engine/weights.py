@@ -32,7 +32,6 @@ import argparse
 import datetime as _dt
 import os
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Sequence
@@ -40,6 +39,7 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
+from engine.fileio import atomic_write
 from engine.network import ConvBN, GoNet, NetConfig
 
 FORMAT = "goengine-weights"
@@ -120,20 +120,7 @@ def save(path: PathLike, model: GoNet, meta: dict[str, Any] | None = None) -> No
     }
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; weights are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, lambda f: torch.save(payload, f))
     try:  # make the rename itself durable; not possible on every platform/filesystem
         dfd = os.open(directory, os.O_RDONLY)
         try:

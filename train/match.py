@@ -59,7 +59,6 @@ import queue
 import random
 import re
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -71,6 +70,7 @@ from typing import Any, Protocol
 from tqdm import tqdm
 
 from engine import coords, sgf
+from engine.fileio import atomic_write
 from engine.core import BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules
 from train.gtp_client import EngineDied, EngineError, EngineTimeout, GTPClient, GTPError
 from train.stats import bradley_terry, elo_difference, sprt
@@ -798,19 +798,9 @@ def game_to_sgf(record: GameRecord, date: datetime.date | None = None) -> bytes:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and rename."""
+    """Write ``data`` to ``path`` atomically (engine.fileio), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, lambda f: f.write(data))
 
 
 # ======================================================================= match

@@ -42,34 +42,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
+
 MODEL_RE = re.compile(r"^model-(\d{7,})\.pt$")
 GAME_RE = re.compile(r"^g(\d{8,})-w(\d{2,})\.npz$")
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "wb") -> None:
-    """Calls ``write(file)`` on a temporary file beside ``path``, fsyncs it and renames it onto
-    ``path``, so readers never see a partial file.  The temporary file is removed on error."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
