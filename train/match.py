@@ -54,7 +54,6 @@ import datetime
 import itertools
 import json
 import math
-import os
 import queue
 import random
 import re

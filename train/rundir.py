@@ -45,7 +45,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
 
