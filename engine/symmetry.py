@@ -196,32 +196,25 @@ def _as_index_list(ks: IntArray, batch: int) -> np.ndarray:
     return ks
 
 
+def _per_item(x: Array, ks: IntArray, transform) -> Array:
+    """``transform(x[i:j], k)`` for each group of batch items sharing symmetry ``ks[i] = k``."""
+    ks = _as_index_list(ks, x.shape[0])
+    out = torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)
+    for k in np.unique(ks):
+        idx = np.nonzero(ks == k)[0]
+        sel = torch.from_numpy(idx).to(x.device) if isinstance(x, torch.Tensor) else idx
+        out[sel] = transform(x[sel], int(k))
+    return out
+
+
 def apply_symmetries(x: Array, ks: IntArray) -> Array:
     """Apply symmetry ``ks[i]`` to batch item ``x[i]`` (planes [B, ..., N, N]).
 
     Returns a new array/tensor of the same shape. Raises ValueError if len(ks) != B.
     """
-    ks = _as_index_list(ks, x.shape[0])
-    out = torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)
-    for k in np.unique(ks):
-        idx = np.nonzero(ks == k)[0]
-        if isinstance(x, torch.Tensor):
-            sel = torch.from_numpy(idx).to(x.device)
-            out[sel] = apply_symmetry(x[sel], int(k))
-        else:
-            out[idx] = apply_symmetry(x[idx], int(k))
-    return out
+    return _per_item(x, ks, apply_symmetry)
 
 
 def apply_policy_symmetries(x: Array, ks: IntArray, size: int | None = None) -> Array:
     """Apply symmetry ``ks[i]`` to the flat policy/ownership vector ``x[i]`` ([B, N*N(+1)])."""
-    ks = _as_index_list(ks, x.shape[0])
-    out = torch.empty_like(x) if isinstance(x, torch.Tensor) else np.empty_like(x)
-    for k in np.unique(ks):
-        idx = np.nonzero(ks == k)[0]
-        if isinstance(x, torch.Tensor):
-            sel = torch.from_numpy(idx).to(x.device)
-            out[sel] = apply_policy_symmetry(x[sel], int(k), size)
-        else:
-            out[idx] = apply_policy_symmetry(x[idx], int(k), size)
-    return out
+    return _per_item(x, ks, lambda v, k: apply_policy_symmetry(v, k, size))

@@ -335,7 +335,7 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
               poll_s: float = 0.5, stop_grace_s: float = 120.0, selfplay_only: bool = False) -> int:
     """Runs the stages until the budget is spent, a stage fails or the user interrupts.
     Returns the exit status (0: clean end)."""
-    from train.report import format_summary, run_summary
+    from train.report import format_summary
 
     stages = stages_for(cfg, budget, selfplay_only)
     latest = rd.latest_model()
@@ -430,6 +430,20 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
         if bad:
             status = 1
             reason += "; " + ", ".join(f"{s.name} exit {s.proc.returncode}" for s in bad)  # type: ignore[union-attr]
+    state, summary = finish_run(rd, cfg, reason, t0, t_start, selfplay_only, sync)
+    print(f"train.loop: {reason}. {state['games']} games, step {state['step']}, latest model "
+          f"{state['latest_model']} ({rd.root})", file=sys.stderr)
+    print(format_summary(summary), file=sys.stderr)
+    return status
+
+
+def finish_run(rd: RunDir, cfg, reason: str, t0: float, t_start: float, selfplay_only: bool,
+               sync=None, **extra) -> tuple[dict, dict]:
+    """End-of-run bookkeeping shared by the local and the Ray supervisor: closes the sync
+    pipeline file, writes the state and the ``stop`` and ``summary`` metrics records (``extra``
+    goes into the summary); returns (state, summary)."""
+    from train.report import run_summary
+
     if sync is not None:
         sync.close()
     state = rd.write_state(pid=None, last_exit=reason)
@@ -439,11 +453,9 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
     summary = run_summary([r for r in rd.read_metrics() if r.get("time", 0) >= t_start - 1e-3],
                           final_model=best[1].name if best else None, mode=cfg.mode, pipeline=cfg.pipeline,
                           on_new_model=cfg.on_new_model, selfplay_only=selfplay_only)
+    summary.update(extra)
     rd.append_metrics({"source": "loop", "event": "summary", **summary})
-    print(f"train.loop: {reason}. {state['games']} games, step {state['step']}, latest model "
-          f"{state['latest_model']} ({rd.root})", file=sys.stderr)
-    print(format_summary(summary), file=sys.stderr)
-    return status
+    return state, summary
 
 
 def _stop(stages: list[Stage], sig: int) -> None:

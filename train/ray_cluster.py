@@ -656,8 +656,8 @@ class RaySupervisor:
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> int:
         import ray
-        from train.loop import Progress, SyncPipeline, stages_for
-        from train.report import format_summary, run_summary
+        from train.loop import Progress, SyncPipeline, finish_run, stages_for
+        from train.report import format_summary
 
         started_ray = init_ray(self.opts)
         rd, cfg, budget = self.rd, self.cfg, self.budget
@@ -765,18 +765,9 @@ class RaySupervisor:
             if bad:
                 status = 1
                 reason += "; " + ", ".join(f"{s.name} exit {s.exit}" for s in bad)
-        if sync is not None:
-            sync.close()
-        state = rd.write_state(pid=None, last_exit=reason)
-        rd.append_metrics({"source": "loop", "event": "stop", "reason": reason, "games": state["games"],
-                           "step": state["step"], "seconds": round(time.time() - t0, 1)})
-        best = rd.best_model() if cfg.mode == "agz" else rd.latest_model()
-        summary = run_summary([r for r in rd.read_metrics() if r.get("time", 0) >= t_start - 1e-3],
-                              final_model=best[1].name if best else None, mode=cfg.mode, pipeline=cfg.pipeline,
-                              on_new_model=cfg.on_new_model, selfplay_only=self.selfplay_only)
-        summary.update(ray=True, lost_games=self.lost_games, replaced_actors=self.replaced,
-                       selfplay_actors=cfg.selfplay_workers)
-        rd.append_metrics({"source": "loop", "event": "summary", **summary})
+        state, summary = finish_run(rd, cfg, reason, t0, t_start, self.selfplay_only, sync,
+                                    ray=True, lost_games=self.lost_games, replaced_actors=self.replaced,
+                                    selfplay_actors=cfg.selfplay_workers)
         print(f"train.loop[ray]: {reason}. {state['games']} games, step {state['step']}, latest model "
               f"{state['latest_model']}, {self.lost_games} games lost to dead actors ({rd.root})", file=sys.stderr)
         print(format_summary(summary), file=sys.stderr)
