@@ -390,6 +390,7 @@ class SearchParams:
     resign_threshold: float = -0.9
     max_memory: int = 2 << 30           # bytes of tree (nodes + edges)
     max_collisions: int = 8
+    forced_playouts_k: float = 0.0      # KataGo's forced playouts at the root (self-play: 2; 0 off)
 
     def _c(self):
         p = ffi.new("search_params_t *")
@@ -474,6 +475,30 @@ class Search:
     def request_noise(self) -> None:
         """Adds Dirichlet noise (params.noise_alpha/epsilon) to the root priors."""
         lib.search_request_noise(self._ptr)
+
+    def set_root_targets(self, targets: dict[int, int] | None) -> int:
+        """Gumbel sequential halving: the root descends only into the moves of ``targets``
+        (compact point -> root visits to reach); None or {} goes back to PUCT at the root.
+        Returns how many of the moves are root children (0 before the root is expanded)."""
+        targets = targets or {}
+        moves = np.array(list(targets.keys()), np.int32)
+        counts = np.array(list(targets.values()), np.int32)
+        return int(lib.search_set_root_targets(self._ptr, ffi.from_buffer("int32_t[]", moves),
+                                               ffi.from_buffer("int32_t[]", counts), len(moves)))
+
+    def root_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Root children as arrays in edge order: compact moves, visits, Q (mover's view,
+        -1..1, 0 when unvisited) and priors (empty before the root is expanded)."""
+        cap = self.size * self.size + 1
+        moves = np.zeros(cap, np.int32)
+        visits = np.zeros(cap, np.int32)
+        q = np.zeros(cap, np.float32)
+        prior = np.zeros(cap, np.float32)
+        lcb = np.zeros(cap, np.float32)
+        k = lib.search_root_children(self._ptr, ffi.from_buffer("int32_t[]", moves),
+                                     ffi.from_buffer("int32_t[]", visits), ffi.from_buffer("float[]", q),
+                                     ffi.from_buffer("float[]", prior), ffi.from_buffer("float[]", lcb), cap)
+        return moves[:k], visits[:k], q[:k], prior[:k]
 
     def collect(self, max_leaves: int | None = None) -> int:
         n = lib.search_collect(self._ptr, self.max_batch if max_leaves is None else int(max_leaves),

@@ -54,7 +54,7 @@ typedef struct {
     float c_puct; float c_puct_base; float c_puct_factor; float fpu_reduction;
     float fpu_reduction_root; float virtual_loss; float noise_alpha; float noise_epsilon;
     float policy_temperature; float temperature; float lcb_z; float lcb_min_visit_frac;
-    float resign_threshold; int64_t max_memory; int32_t max_collisions;
+    float resign_threshold; int64_t max_memory; int32_t max_collisions; float forced_playouts_k;
 } search_params_t;
 typedef struct search search_t;
 void search_default_params(search_params_t *p);
@@ -65,6 +65,7 @@ void search_set_params(search_t *s, const search_params_t *p);
 int search_set_game(search_t *s, const game_t *g);
 int search_advance(search_t *s, int pt, int c);
 void search_request_noise(search_t *s);
+int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *targets, int n);
 int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
 int search_backup(search_t *s, const float *policy, const float *values, int n);
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,

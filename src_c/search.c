@@ -23,6 +23,9 @@ struct search {
     uint64_t rng;
     int noise_requested;
     int64_t full_events;
+    /* Root visit targets (search_set_root_targets), by root edge index; -1: not a candidate. */
+    int root_targets_on;
+    int32_t root_target[BOARD_MAX_AREA + 1];
     /* Pending leaves of the current batch. */
     int max_batch, npending;
     int32_t *pend_path;           /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
@@ -50,6 +53,7 @@ void search_default_params(search_params_t *p) {
     p->resign_threshold = -0.9f;
     p->max_memory = (int64_t)2 << 30;
     p->max_collisions = 8;
+    p->forced_playouts_k = 0.0f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -95,6 +99,7 @@ static int reset_tree(search_t *s) {
     s->nodes[0].edges = -1;
     s->nnodes = 1;
     s->root = 0;
+    s->root_targets_on = 0;
     return 0;
 }
 
@@ -178,6 +183,7 @@ static int compact_tree(search_t *s, int32_t keep) {
     s->capedges = s->nedges > 0 ? s->nedges : 1;
     s->nedges = ne;
     s->root = 0;
+    s->root_targets_on = 0;
     return 0;
 }
 
@@ -197,6 +203,21 @@ int search_advance(search_t *s, int pt, int c) {
 }
 
 void search_request_noise(search_t *s) { s->noise_requested = 1; }
+
+int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *targets, int n) {
+    const node_t *root = &s->nodes[s->root];
+    s->root_targets_on = 0;
+    if (n <= 0 || root->edges < 0) return 0;
+    int found = 0;
+    for (int k = 0; k < root->nedges; k++) {
+        int pt = board_to_compact(&s->game->board, s->edges[root->edges + k].move);
+        s->root_target[k] = -1;
+        for (int i = 0; i < n; i++)
+            if (moves[i] == pt) { s->root_target[k] = targets[i]; found++; break; }
+    }
+    s->root_targets_on = 1;
+    return found;
+}
 
 /* Random numbers ------------------------------------------------------------------------- */
 
@@ -239,8 +260,48 @@ static void apply_noise(search_t *s) {
 
 /* Selection ------------------------------------------------------------------------------ */
 
-/* Index of the edge of `parent` that PUCT picks. */
+/* With root targets: the candidate furthest below its target (ties: the first), or -1 when
+ * every candidate has reached its target. */
+static int32_t select_root_target(const search_t *s, const node_t *root) {
+    int32_t best = -1, best_gap = 0;
+    for (int k = 0; k < root->nedges; k++) {
+        if (s->root_target[k] < 0) continue;
+        const edge_t *e = &s->edges[root->edges + k];
+        int32_t have = e->child >= 0 ? s->nodes[e->child].visits + s->nodes[e->child].in_flight : 0;
+        int32_t gap = s->root_target[k] - have;
+        if (gap > best_gap) { best_gap = gap; best = k; }
+    }
+    return best < 0 ? -1 : root->edges + best;
+}
+
+/* Forced playouts (KataGo): a visited root child below sqrt(k * prior * total child visits)
+ * visits, the one with the highest prior; -1 if none. */
+static int32_t select_forced(const search_t *s, const node_t *root) {
+    float total = (float)(root->visits > 0 ? root->visits - 1 : 0) + (float)root->in_flight;
+    int32_t best = -1;
+    float best_prior = -1.0f;
+    for (int k = 0; k < root->nedges; k++) {
+        const edge_t *e = &s->edges[root->edges + k];
+        if (e->child < 0) continue;
+        const node_t *c = &s->nodes[e->child];
+        float n = (float)(c->visits + c->in_flight);
+        if (n <= 0.0f) continue;
+        if (n < sqrtf(s->p.forced_playouts_k * e->prior * total) && e->prior > best_prior) {
+            best_prior = e->prior;
+            best = root->edges + k;
+        }
+    }
+    return best;
+}
+
+/* Index of the edge of `parent` that PUCT picks (at the root: the targets or forced playouts
+ * first, when set); -1 when root targets leave nothing to do. */
 static int32_t select_edge(const search_t *s, const node_t *parent, int is_root) {
+    if (is_root && s->root_targets_on) return select_root_target(s, parent);
+    if (is_root && s->p.forced_playouts_k > 0.0f) {
+        int32_t forced = select_forced(s, parent);
+        if (forced >= 0) return forced;
+    }
     float vl = s->p.virtual_loss;
     float parent_n = (float)parent->visits + vl * (float)parent->in_flight;
     float parent_q = parent->visits > 0 ? -parent->value_sum / (float)parent->visits : 0.0f;
@@ -347,7 +408,7 @@ static int expand_moves(search_t *s, int32_t ni, const int16_t *moves, int k) {
 }
 
 /* One descent.  Returns 1 if a leaf was added to the pending list, 0 if a terminal value was
- * backed up, -1 on a collision with an in-flight leaf. */
+ * backed up, -1 on a collision with an in-flight leaf, -2 when the root targets are reached. */
 static int descend(search_t *s, float *planes, uint64_t *keys) {
     int32_t *path = s->pend_path + (size_t)s->npending * SEARCH_MAX_DEPTH;
     board_t *b = &s->board;
@@ -371,6 +432,7 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
         if (n->state == NODE_PENDING) return -1;
         if (n->state == NODE_FRESH || len >= SEARCH_MAX_DEPTH - 1) break;
         int32_t ei = select_edge(s, n, len == 1);
+        if (ei < 0) return -2;
         if (s->edges[ei].child < 0) {
             int32_t child = new_node(s);
             if (child < 0) break;   /* memory cap: re-evaluate this node instead of growing */
@@ -426,6 +488,7 @@ int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys) {
     while (s->npending < max_leaves && attempts < max_leaves * 4 + 16) {
         attempts++;
         int r = descend(s, planes + stride * (size_t)s->npending, keys ? keys + s->npending : NULL);
+        if (r == -2) break;
         if (r < 0 && ++collisions > s->p.max_collisions) break;
         if (r == 0 && s->nodes[s->root].state == NODE_TERMINAL) break;
     }

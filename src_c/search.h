@@ -27,6 +27,9 @@ typedef struct {
     int64_t max_memory;        /* tree memory cap in bytes (nodes + edges); when full the tree stops
                                   growing and further visits re-evaluate existing leaves */
     int32_t max_collisions;    /* collisions with in-flight leaves tolerated per tree per batch */
+    float forced_playouts_k;   /* KataGo's forced playouts at the root: a child that has been visited
+                                  gets at least sqrt(k * prior * child visits total) visits (0: off;
+                                  KataGo uses 2, in self-play only) */
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
@@ -70,6 +73,12 @@ int search_set_game(search_t *s, const game_t *g);
 int search_advance(search_t *s, int pt, int c);
 /* Asks for Dirichlet noise on the root priors (now, or when the root is expanded). */
 void search_request_noise(search_t *s);
+/* Root visit targets (Gumbel sequential halving): while set, the root descends only into the
+ * listed children (compact moves), each until its visits (completed + in flight) reach its
+ * target, the one furthest below its target first; collect returns fewer leaves (0) once every
+ * target is reached.  n = 0 clears the targets (PUCT at the root again).  Returns the number of
+ * moves that are root children (0 if the root is not expanded yet). */
+int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *targets, int n);
 /* Collects up to max_leaves leaves; planes gets planes*N*N floats per leaf and keys one
  * evaluation-cache key per leaf (keys may be NULL).  Terminal positions met on the way are
  * scored and backed up at once.  Returns the number of leaves now pending. */

@@ -51,11 +51,23 @@ class RunConfig:
     blocks: int = _opt(6, "residual blocks of a new network")
     filters: int = _opt(64, "filters of a new network")
     feature_set: str = _opt("rich", "input feature set of a new network (rich, lz18)")
+    init_weights: str | None = _opt(None, "start the run from this network (one of ours, e.g. a shipped "
+                                          "weights/9x9.pt or a checkpoint of another run) instead of a "
+                                          "random one; --blocks/--filters/--feature-set are then ignored")
     # self-play search
     visits: int = _opt(100, "root visits of a full search (reused subtree included)")
     cheap_visits: int = _opt(0, "playout cap randomisation (KataGo): visits of the cheap searches "
                                 "that most moves get; they are played, not trained on (0: off)")
     full_search_prob: float = _opt(0.25, "with --cheap-visits: share of moves given a full search")
+    root: str = _opt("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
+                             "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
+                             "target softmax(logits + sigma(completed Q)); --visits is then the "
+                             "simulations of a move, and noise and temperature are not used)",
+                     choices=("puct", "gumbel"))
+    gumbel_considered: int = _opt(16, "--root gumbel: moves sampled at the root (m)")
+    forced_playouts: float = _opt(0.0, "--root puct: KataGo's forced playouts in full searches, k of "
+                                       "sqrt(k * prior * visits), with policy-target pruning (0: off; "
+                                       "KataGo uses 2)")
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")

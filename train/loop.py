@@ -17,7 +17,9 @@ continues from the files on disk, losing at most the games in flight.
 Budgets (``--budget``, comma-separated, the first reached ends the run): ``90s``, ``20m``,
 ``2h``, ``1d`` of wall time for this invocation; ``500g``: the run holds 500 games (self-play
 finishes its games in flight and starts no more, then the trainer does the steps those games
-paid for); ``1000steps``: the trainer reaches step 1000.
+paid for, then in ``agz`` mode the gate decides on the last checkpoint); ``1000steps``: the
+trainer reaches step 1000.  Games and steps budgets end a run at the same point whatever the
+machine's speed (tests use them); a time budget does not.
 
 Modes are lists of stages (:func:`stages_for`): ``az`` = self-play worker(s) + trainer; ``agz``
 adds the gating stage (``python -m train.gating``), and self-play plays the current best
@@ -180,9 +182,14 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
     if rd.latest_model() is None:
         from engine import weights
         from engine.network import NetConfig
-        net = weights.new_model(NetConfig(blocks=cfg.blocks, filters=cfg.filters, feature_set=cfg.feature_set),
-                                seed=cfg.seed)
-        weights.save(rd.model_path(0), net, {"step": 0, "parent": None, "board_sizes": [cfg.board_size]})
+        if cfg.init_weights:
+            net, meta = weights.load(cfg.init_weights)    # WeightsError names the file
+            parent = f"{cfg.init_weights} (step {meta.get('step', 0)})"
+        else:
+            net = weights.new_model(NetConfig(blocks=cfg.blocks, filters=cfg.filters,
+                                              feature_set=cfg.feature_set), seed=cfg.seed)
+            parent = None
+        weights.save(rd.model_path(0), net, {"step": 0, "parent": parent, "board_sizes": [cfg.board_size]})
     if cfg.mode == "agz" and not rd.best_path.is_file():
         rd.set_best(rd.list_models()[0][0])
     return cfg
@@ -398,17 +405,23 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
                 _stop(stages, signal.SIGTERM)
                 break
             if sync is None and not any(s.running for s in selfplay):
-                # Self-play finished its game budget: the trainer does the steps it is owed.
-                # (The sync pipeline does that itself: a last train phase, then gating.)
+                # Self-play finished its game budget: the trainer does the steps it is owed,
+                # then (agz) the gate decides on the last checkpoint (SIGUSR1: it exits once
+                # nothing is left to gate).  The sync pipeline does that itself: a last train
+                # phase, then gating.
                 for s in trainer:
                     if not s.stopping:
                         s.stopping = True
                         s.signal(signal.SIGUSR1)
                 if not any(s.running for s in trainer):
-                    reason = "game budget reached"
-                    _stop(gate, signal.SIGTERM)
-                    break
-            if trainer and not any(s.running for s in trainer):
+                    for s in gate:
+                        if not s.stopping:
+                            s.stopping = True
+                            s.signal(signal.SIGUSR1)
+                    if not any(s.running for s in gate):
+                        reason = "game budget reached"
+                        break
+            if trainer and not any(s.running for s in trainer) and not any(s.stopping for s in trainer):
                 reason = "step budget reached" if budget.steps is not None else "trainer stopped"
                 _stop(selfplay + gate, signal.SIGTERM)
                 break

@@ -134,7 +134,8 @@ def play_settings(cfg: RunConfig) -> PlaySettings:
     return PlaySettings(visits=cfg.visits, cheap_visits=cfg.cheap_visits, full_search_prob=cfg.full_search_prob,
                         temperature_moves=cfg.temperature_plies(), temperature=cfg.temperature,
                         noise_epsilon=cfg.noise_epsilon, noise_alpha=cfg.noise_alpha,
-                        resign_threshold=None, max_moves=cfg.move_cap())
+                        resign_threshold=None, max_moves=cfg.move_cap(), root=cfg.root,
+                        gumbel_considered=cfg.gumbel_considered, forced_playouts_k=cfg.forced_playouts)
 
 
 class SelfPlayWorker:
