@@ -242,8 +242,10 @@ class RunDir:
     def append_metrics(self, record: dict[str, Any]) -> None:
         """Appends one JSON line.  One ``write`` on an O_APPEND descriptor: lines from several
         processes never interleave; a kill -9 can at worst leave a partial LAST line, which
-        :meth:`read_metrics` skips."""
-        record = {"time": round(time.time(), 3), **record}
+        :meth:`read_metrics` skips.  Every record carries the writing process's id and its CPU
+        seconds so far (all its threads), from which ``train.ladder`` counts a run's CPU-hours."""
+        record = {"time": round(time.time(), 3), "pid": os.getpid(),
+                  "cpu_s": round(time.process_time(), 2), **record}
         line = (json.dumps(record, separators=(",", ":"), default=_json_default) + "\n").encode()
         fd = os.open(self.metrics_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
