@@ -8,7 +8,10 @@ self-play and trainer figures at that time) and writes into RUN_DIR/plots/:
   against wall time;
 - ``resign.png``: the resignation threshold and the measured false-positive rate;
 - ``ratings.png``: Elo against the training step, once gating or match records (records
-  carrying an ``elo`` field) exist.
+  carrying an ``elo`` field) exist;
+- ``ladder.png``: the strength ladder (``python -m train.ladder``): Elo against CPU-hours and
+  against self-play games, GNU Go levels as horizontal lines; with ``--compare RUN_DIR ...``
+  ``ladder-compare.png`` puts several runs' ladders on the same axes.
 
 :func:`run_summary` condenses one ``train.loop`` invocation into the accounting that every run
 reports (``train.loop`` appends it as a ``summary`` record and prints it; the report prints the
@@ -265,11 +268,52 @@ def write_plots(records: list[dict[str, Any]], out_dir: Path,
     return written
 
 
+def plot_ladder(doc: dict[str, Any], path: Path, label: str | None = None,
+                others: Sequence[tuple[str, dict[str, Any]]] = ()) -> Path:
+    """The strength ladder (``train.ladder``'s document) as a PNG: Elo with 95% intervals
+    against CPU-hours and against self-play games, GNU Go levels as horizontal lines.
+    ``others`` adds more runs' ladders ``(label, doc)`` to the same axes (comparisons)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    runs = [(label or Path(doc.get("run_dir", "run")).name, doc), *others]
+    anchors: dict[str, dict[str, Any]] = {}
+    for name, d in runs:
+        models = [p for p in d["players"] if p.get("model") and p.get("cpu_hours") is not None]
+        models.sort(key=lambda p: p.get("step") or 0)
+        for ax, key in zip(axes, ("cpu_hours", "selfplay_games")):
+            ax.errorbar([p[key] for p in models], [p["elo"] for p in models],
+                        yerr=[1.96 * p["stderr"] for p in models], marker="o", capsize=3, label=name)
+        for p in d["players"]:
+            if not p.get("model") and p["name"].startswith("gnugo-L"):
+                anchors.setdefault(p["name"], p)
+    for ax, xlabel in zip(axes, ("CPU-hours of the run", "self-play games")):
+        for name, p in sorted(anchors.items(), key=lambda kv: kv[1]["elo"]):
+            ax.axhline(p["elo"], color="grey", ls="--", lw=1)
+            ax.annotate(name.replace("gnugo-L", "GNU Go level "), (0.01, p["elo"]),
+                        xycoords=("axes fraction", "data"), va="bottom", fontsize=8, color="dimgrey")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"Elo ({doc['anchor']} = 0), 95% intervals")
+    axes[0].legend(loc="lower right")
+    fig.suptitle(f"Strength ladder: {doc['games']} games" +
+                 "".join(f" + {d['games']}" for _, d in others))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m train.report", description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir")
     ap.add_argument("--rows", type=int, default=20, help="table rows")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--compare", nargs="*", default=[], metavar="RUN_DIR",
+                    help="also draw these runs' strength ladders (train.ladder) on the same axes")
     a = ap.parse_args(argv)
     rd = RunDir(a.run_dir)
     if not rd.metrics_path.is_file():
@@ -288,6 +332,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not a.no_plots:
         for p in write_plots(records, rd.plots, ratings):
             print(f"wrote {p}")
+        ladder_path = rd.root / "ladder" / "ladder.json"
+        if ladder_path.is_file() or a.compare:
+            if not ladder_path.is_file():
+                print(f"train.report: {ladder_path}: no ladder (python -m train.ladder {rd.root})",
+                      file=sys.stderr)
+                return 2
+            others = []
+            for other in a.compare:
+                op = Path(other) / "ladder" / "ladder.json"
+                if not op.is_file():
+                    print(f"train.report: {op}: no ladder", file=sys.stderr)
+                    return 2
+                others.append((Path(other).name, json.loads(op.read_text())))
+            png = rd.plots / ("ladder-compare.png" if others else "ladder.png")
+            print(f"wrote {plot_ladder(json.loads(ladder_path.read_text()), png, others=others)}")
     return 0
 
 

@@ -1,0 +1,98 @@
+"""The strength ladder (train.ladder): a tiny run directory with two checkpoints, fake GTP
+opponents standing in for GNU Go levels, ratings anchored at level 1, CPU-hours from the
+metrics, and the PNG."""
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import weights
+from engine.network import NetConfig
+from train import ladder
+from train.rundir import RunDir
+
+FAKE = Path(__file__).resolve().parent / "fake_engines" / "fake_engine.py"
+
+
+def make_run(tmp_path: Path) -> RunDir:
+    rd = RunDir(tmp_path / "run").create()
+    rd.write_config({"board_size": 5, "komi": 7.0, "rules": "chinese"})
+    for step, seed in ((0, 1), (100, 2)):
+        net = weights.new_model(NetConfig(blocks=1, filters=8), seed=seed)
+        weights.save(rd.model_path(step), net, {"step": step, "board_sizes": [5]})
+    return rd
+
+
+def test_cpu_hours_sum_processes_and_sessions():
+    recs = [
+        {"time": 100.0, "source": "selfplay", "pid": 1, "cpu_s": 360.0},
+        {"time": 100.0, "source": "trainer", "pid": 2, "cpu_s": 720.0},
+        {"time": 200.0, "source": "selfplay", "pid": 1, "cpu_s": 1800.0},   # same process: latest
+        {"time": 300.0, "source": "selfplay", "pid": 3, "cpu_s": 1800.0},   # a resumed session
+        {"time": 900.0, "source": "selfplay", "pid": 3, "cpu_s": 9000.0},   # after `when`
+    ]
+    assert ladder.cpu_hours_at(recs, 350.0) == pytest.approx((1800 + 720 + 1800) / 3600)
+    # records without CPU seconds count wall-clock time x threads
+    old = [{"time": 0.0, "source": "selfplay"}, {"time": 60.0, "source": "selfplay"}]
+    assert ladder.cpu_hours_at(old, 100.0, threads=2) == pytest.approx(120 / 3600)
+
+
+def test_choose_checkpoints_keeps_first_and_newest(tmp_path):
+    rd = RunDir(tmp_path / "r").create()
+    for step in range(0, 1100, 100):
+        rd.model_path(step).write_bytes(b"x")
+    steps = [s for s, _ in ladder.choose_checkpoints(rd, ladder.LadderConfig(checkpoints=3))]
+    assert steps == [0, 500, 1000]
+    steps = [s for s, _ in ladder.choose_checkpoints(rd, ladder.LadderConfig(every_steps=400))]
+    assert steps == [0, 400, 800, 1000]
+
+
+def test_tiny_ladder_run_rates_checkpoints_and_draws_the_png(tmp_path):
+    rd = make_run(tmp_path)
+    t0 = rd.list_models()[0][1].stat().st_mtime
+    rd.append_metrics({"source": "trainer", "games": 12})
+    gnugo = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} --name level{{level}}"
+    code = ladder.main([str(rd.root), "--levels", "1", "5", "--games", "2", "--pair-games", "2",
+                        "--visits", "4", "--gnugo", gnugo, "--referee", "none", "--nice", "0",
+                        "--skip-below", "0"])
+    assert code == 0
+    doc = json.loads((rd.root / "ladder" / "ladder.json").read_text())
+    names = {p["name"]: p for p in doc["players"]}
+    assert doc["anchor"] == "gnugo-L1" and names["gnugo-L1"]["elo"] == 0.0
+    assert {"model-0000000", "model-0000100", "gnugo-L5"} <= set(names)
+    # 2 checkpoints x 2 levels x 2 games + 2 games between the checkpoints
+    assert doc["games"] == 10
+    for m in ("model-0000000", "model-0000100"):
+        assert names[m]["model"] and names[m]["cpu_hours"] is not None
+        assert math.isfinite(names[m]["elo"]) and names[m]["stderr"] > 0
+    sgfs = list((rd.root / "ladder").glob("*/*.sgf"))
+    assert len(sgfs) == 10
+    png = rd.plots / "ladder.png"
+    assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Finished matches are not replayed: a second call plays nothing new.
+    before = sorted(p.stat().st_mtime_ns for p in sgfs)
+    assert ladder.main([str(rd.root), "--levels", "1", "5", "--games", "2", "--pair-games", "2",
+                        "--visits", "4", "--gnugo", gnugo, "--referee", "none", "--nice", "0",
+                        "--skip-below", "0"]) == 0
+    assert sorted(p.stat().st_mtime_ns for p in (rd.root / "ladder").glob("*/*.sgf")) == before
+    assert t0 > 0
+
+
+def test_report_compares_ladders(tmp_path):
+    from train.report import plot_ladder
+    doc = {"anchor": "gnugo-L1", "games": 4, "run_dir": "a", "players": [
+        {"name": "model-0000000", "model": True, "step": 0, "cpu_hours": 0.0, "selfplay_games": 0,
+         "elo": -300.0, "stderr": 80.0, "games": 4},
+        {"name": "model-0000100", "model": True, "step": 100, "cpu_hours": 0.5, "selfplay_games": 900,
+         "elo": -100.0, "stderr": 60.0, "games": 4},
+        {"name": "gnugo-L1", "model": False, "elo": 0.0, "stderr": 0.0, "games": 4}]}
+    out = plot_ladder(doc, tmp_path / "cmp.png", others=[("b", doc)])
+    assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_ladder_refuses_a_folder_that_is_no_run(tmp_path, capsys):
+    assert ladder.main([str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err
