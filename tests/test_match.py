@@ -182,6 +182,31 @@ def test_run_game_resign_illegal_and_move_limit():
     assert record.winner in (BLACK, WHITE)
 
 
+class RefusingPlayer(ScriptedPlayer):
+    """Fails ``new_game`` (a GTP engine refusing its set-up): it forfeits before any move."""
+
+    def new_game(self, size: int, komi: float, rules: str) -> None:
+        raise GTPError("boardsize 5", "unacceptable size")
+
+
+@needs_core
+def test_games_that_end_before_a_move_name_both_players():
+    from engine.core import BLACK, WHITE
+    from train.match import GameSettings, game_to_sgf, run_game
+
+    settings = GameSettings(size=5, komi=7.5)
+    resigned = run_game(ScriptedPlayer("Black engine", ["C3"]), ScriptedPlayer("White engine", ["resign"]),
+                        settings)
+    forfeit = run_game(ScriptedPlayer("Black engine"), RefusingPlayer("White engine"), settings)
+    assert (resigned.reason, resigned.winner, len(resigned.moves)) == ("resign", BLACK, 1)
+    assert (forfeit.reason, forfeit.winner, forfeit.moves) == ("error", BLACK, [])
+    for record in (resigned, forfeit):
+        root = sgf.Sgf_game.from_bytes(game_to_sgf(record)).get_root()
+        assert (root.get("PB"), root.get("PW")) == ("Black engine", "White engine")
+    assert forfeit.result == "B+F" and "White (White engine)" in forfeit.detail
+    assert WHITE not in {c for c, _ in resigned.moves}
+
+
 @needs_core
 def test_run_game_time_limit_for_in_process_players():
     from engine.core import WHITE

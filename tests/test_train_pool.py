@@ -217,3 +217,87 @@ def test_resign_calibration_keeps_false_positives_under_target():
     cal.add(_no_resign_record([0.0, -0.99], [1, 2], WHITE, threshold=-0.6))
     rate, n = cal.measured_fp_rate()
     assert n == 1 and rate == 1.0          # White, the eventual winner, fell below -0.6 in force
+
+
+class ValueForEvaluator:
+    """Uniform policy; value ``black`` when Black is to move, ``-black`` when White is."""
+
+    feature_set = "rich"
+    planes = 20
+
+    def __init__(self, black):
+        self.black = black
+
+    def evaluate(self, planes, keys=None):
+        n, size = len(planes), planes.shape[-1]
+        to_move_black = planes[:, BLACK_TO_MOVE_PLANE, 0, 0] > 0.5
+        return Evaluation(np.zeros((n, size * size + 1), np.float32),
+                          np.where(to_move_black, self.black, -self.black).astype(np.float32), None, None)
+
+
+def _players_everywhere(rec, tmp_path):
+    """(PB, PW) of the SGF, the npz record's players read back, and the SGF's models comment."""
+    write_npz(tmp_path / "g.npz", rec)
+    back = read_npz(tmp_path / "g.npz")
+    _, _, _, props = read_sgf_moves(to_sgf_bytes(rec))
+    return (props["PB"], props["PW"]), back.player_models(), props["C"].splitlines()[0]
+
+
+@pytest.mark.parametrize("black_value,moves", [(0.95, 1), (-0.95, 0)])
+def test_a_game_that_ends_before_a_colour_moves_names_both_players(tmp_path, black_value, moves):
+    """White resigns before its first move (1 move), or Black resigns at once, so the game ends
+    before any move (the pool's forfeit): the players come from the set-up, not the moves."""
+    evaluator = ValueForEvaluator(black_value)
+    cand, best = Agent("model-0000008", evaluator), Agent("model-0000000", evaluator)
+    s = PlaySettings(visits=8, resign_threshold=-0.9)
+    pool = GamePool(1, games_of([GameSpec(5, RULES, cand, best, s, seed=1)]), batch=16)
+    (fg,) = list(pool.run())
+    rec = fg.record()
+    assert rec.reason == "resign" and rec.length == moves
+    assert rec.winner == (BLACK if black_value > 0 else WHITE)
+    sgf_players, npz_players, comment = _players_everywhere(rec, tmp_path)
+    assert sgf_players == ("model-0000008", "model-0000000")
+    assert npz_players == {BLACK: ["model-0000008"], WHITE: ["model-0000000"]}
+    assert comment == "models: black model-0000008; white model-0000000"
+
+
+def test_players_of_a_record_without_moves_and_of_an_older_record(tmp_path):
+    """build_record takes the players from the set-up; an npz written before the players fields
+    existed (record version 1 without them) still reads, its players derived from the moves."""
+    empty = build_record(Game(5, RULES), [], reason="resign", winner=WHITE,
+                         players={BLACK: ["a"], WHITE: ["b"]})
+    assert empty.length == 0 and empty.model_ids == []
+    assert _players_everywhere(empty, tmp_path)[:2] == (("a", "b"), {BLACK: ["a"], WHITE: ["b"]})
+
+    game = Game(5, RULES)
+    infos = []
+    for t, (color, point) in enumerate([(BLACK, 12), (WHITE, 6), (BLACK, 18)]):
+        game.play(point, color)
+        infos.append(MoveInfo(color, point, "old" if t < 2 else "new", 8, 0.0, None))
+    # Set-up players first, then every model that chose a move for that colour (a switch).
+    rec = build_record(game, infos, reason="resign", winner=BLACK, players={BLACK: ["old"], WHITE: ["old"]})
+    assert rec.player_models() == {BLACK: ["old", "new"], WHITE: ["old"]}
+    write_npz(tmp_path / "new.npz", rec)
+    with np.load(tmp_path / "new.npz", allow_pickle=False) as z:
+        old_fields = {k: z[k] for k in z.files if k not in ("players_black", "players_white")}
+    np.savez_compressed(tmp_path / "old.npz", **old_fields)
+    old = read_npz(tmp_path / "old.npz")
+    assert old.players == {} and old.player_models() == {BLACK: ["old", "new"], WHITE: ["old"]}
+    assert read_npz(tmp_path / "new.npz").player_models() == rec.player_models()
+
+
+def test_a_switch_names_the_new_model_even_if_it_never_moves():
+    """Black is switched to a new model after its only move; White's move ends the game (move
+    cap 2): Black's players are both models, though "new" chose no move."""
+    old, new = Agent("old", RandomEvaluator(1)), Agent("new", RandomEvaluator(2))
+    pool = GamePool(1, games_of([GameSpec(5, RULES, old, old, PlaySettings(visits=8, max_moves=2), seed=1)]),
+                    batch=16)
+    while not pool.slots[0].moves:
+        assert not pool.step()
+    assert len(pool.slots[0].moves) == 1 and pool.slots[0].to_move == WHITE
+    pool.slots[0].set_agent(BLACK, new)
+    (fg,) = list(pool.run())
+    rec = fg.record()
+    assert rec.length == 2 and rec.model_ids == ["old"]
+    assert rec.player_models() == {BLACK: ["old", "new"], WHITE: ["old"]}
+    assert read_sgf_moves(to_sgf_bytes(rec))[3]["PB"] == "old,new"

@@ -102,16 +102,20 @@ class FinishedGame:
     started: float
     finished: float
     leaves: int = 0                     # positions this game sent to evaluators (all its searches)
+    players: dict[int, list[str]] | None = None   # model ids per colour: set-up, then switches
 
     def record(self) -> GameRecord:
-        """The training record (ValueError for an abandoned game)."""
+        """The training record (ValueError for an abandoned game).  It names the players of
+        both colours from the set-up, even when the game ended before a colour moved."""
         if self.reason == "abandoned":
             raise ValueError("an abandoned game has no record")
         s = self.spec.settings
+        players = self.players or {BLACK: [self.spec.black.model_id], WHITE: [self.spec.white.model_id]}
         return build_record(self.game, self.moves, reason=self.reason, winner=self.winner,
                             no_resign=not self.spec.allow_resign,
                             resign_threshold=s.resign_threshold if self.spec.allow_resign else None,
-                            seed=self.spec.seed, started=self.started, finished=self.finished)
+                            seed=self.spec.seed, started=self.started, finished=self.finished,
+                            players=players)
 
 
 @dataclass
@@ -156,6 +160,7 @@ class Slot:
         self.agents: dict[int, Agent] = {}
         self.trees: dict[int, Search] = {}
         self.moves: list[MoveInfo] = []
+        self.players: dict[int, list[str]] = {}   # model ids each colour was given, in order
         self.started = 0.0
         self.target = 0                  # root visits the current search must reach
         self.full = True                 # the current search is a full one
@@ -202,6 +207,7 @@ class Slot:
         self.game = Game(spec.size, spec.rules)
         self.moves = []
         self.agents = {BLACK: spec.black, WHITE: spec.white}
+        self.players = {BLACK: [spec.black.model_id], WHITE: [spec.white.model_id]}
         self.trees = {}
         self._rng = np.random.default_rng([spec.seed, self.index])
         self._seed = spec.seed
@@ -218,6 +224,9 @@ class Slot:
         if self.game is None:
             raise RuntimeError("no game in this slot")
         self.agents[color] = agent
+        named = self.players.setdefault(color, [])
+        if agent.model_id not in named:
+            named.append(agent.model_id)
         old = self.trees.pop(color, None)
         if old is not None and self.trees.get(other(color)) is not old:
             self._spare_tree(old)       # a tree shared with the other colour stays with it
@@ -507,7 +516,7 @@ class GamePool:
             score = game.score()
             winner = BLACK if score > 0 else WHITE if score < 0 else 0
         done = FinishedGame(slot.index, spec, game, slot.moves, reason, winner, slot.started, time.time(),
-                            slot.leaves)
+                            slot.leaves, players=slot.players)
         slot.status = IDLE
         slot._release_trees()
         slot.game, slot.spec, slot.moves = None, None, []

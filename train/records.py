@@ -4,8 +4,10 @@ gets its positions back.
 Each finished game is written twice, atomically (temp file + ``os.replace``):
 
 - an **SGF** (sgfmill) for people and other programs: size, RU rules, KM komi, RE result, PB/PW
-  the model ids per colour, a root comment with every model that played and why the game ended,
-  and per move the search's visits and winrate (and the model, when it changed mid-game);
+  the model ids per colour (:meth:`GameRecord.player_models`: who was assigned each colour, so
+  also in a game that ended before a colour moved), a root comment with every model that played
+  and why the game ended, and per move the search's visits and winrate (and the model, when it
+  changed mid-game);
 - a compact **.npz training record** (``allow_pickle=False``, plain arrays only):
 
   ==================  =============  =====================================================
@@ -20,8 +22,13 @@ Each finished game is written twice, atomically (temp file + ``os.replace``):
   policy_offsets      int32 [T+1]    CSR rows of the policy targets (empty for cheap moves)
   policy_points       int16 [K]      points with visits
   policy_probs        float16 [K]    their share of the root visits (the policy target)
-  model_ids           str [M]        every model that played
+  model_ids           str [M]        every model that chose a move
   move_model          int16 [T]      index into model_ids of the model that chose each move
+  players_black       str [B]        optional: the models that played Black, from the game's
+  players_white       str [W]        set-up (assigned at the start, then every switch), so a
+                                     game that ends before a colour moves still names it;
+                                     absent in older records (same RECORD_VERSION: the
+                                     fields are optional): derived from the moves
   winner              int8           BLACK, WHITE or 0 (draw)
   score               float32        final Tromp-Taylor score, Black minus White minus komi
   ownership           int8 [N, N]    final area owner per point (0 neutral, 1 black, 2 white)
@@ -49,7 +56,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -88,6 +95,9 @@ class GameRecord:
     seed: int = 0
     started: float = 0.0
     finished: float = 0.0
+    # The models assigned to each colour by the game's set-up, in order (a mid-game switch adds
+    # one); empty: not known (an older record), the moves say who played.
+    players: dict[int, list[str]] = field(default_factory=dict)
 
     # -- derived views -------------------------------------------------------------------
     @property
@@ -127,8 +137,10 @@ class GameRecord:
         return self.model_ids[int(self.move_model[t])]
 
     def player_models(self) -> dict[int, list[str]]:
-        """Model ids that played each colour, in order of first appearance."""
-        out: dict[int, list[str]] = {BLACK: [], WHITE: []}
+        """Model ids that played each colour, in order: the set-up's (:attr:`players`), then any
+        other model that chose a move for that colour.  A colour that never moved is still
+        named when the record knows its set-up."""
+        out: dict[int, list[str]] = {c: list(self.players.get(c, ())) for c in (BLACK, WHITE)}
         for c, m in zip(self.colors, self.move_model):
             name = self.model_ids[int(m)]
             if name not in out[int(c)]:
@@ -174,12 +186,15 @@ class MoveInfo:
 
 def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: int | None = None,
                  no_resign: bool = False, resign_threshold: float | None = None, seed: int = 0,
-                 started: float = 0.0, finished: float | None = None) -> GameRecord:
+                 started: float = 0.0, finished: float | None = None,
+                 players: Mapping[int, Sequence[str]] | None = None) -> GameRecord:
     """The record of ``game`` (its final position) played with ``moves``.
 
     ``reason`` is "passes", "resign" or "move cap"; ``winner`` is required for "resign" (the side
-    that did NOT resign) and otherwise taken from the Tromp-Taylor score.  Raises ValueError on
-    an unknown reason or when ``moves`` do not match ``game.moves``."""
+    that did NOT resign) and otherwise taken from the Tromp-Taylor score.  ``players``: the model
+    ids the game's set-up assigned to each colour (BLACK/WHITE -> ids in order); the record names
+    them even if the game ended before that colour moved (models that chose moves are added).
+    Raises ValueError on an unknown reason or when ``moves`` do not match ``game.moves``."""
     if reason not in RESULT_REASONS:
         raise ValueError(f"unknown game end {reason!r}")
     if [(m.color, m.point) for m in moves] != list(game.moves):
@@ -210,7 +225,7 @@ def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: 
             probs.append(m.policy[nz].astype(np.float16))
             k = len(nz)
         offsets[t + 1] = offsets[t] + k
-    return GameRecord(
+    rec = GameRecord(
         size=n, komi=float(game.rules.komi), rules=game.rules.name,
         moves=np.array([m.point for m in moves], np.int16),
         colors=np.array([m.color for m in moves], np.int8),
@@ -225,7 +240,10 @@ def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: 
         no_resign=bool(no_resign),
         resign_threshold=math.nan if resign_threshold is None else float(resign_threshold),
         seed=int(seed), started=float(started),
-        finished=float(time.time() if finished is None else finished))
+        finished=float(time.time() if finished is None else finished),
+        players={c: [str(m) for m in (players or {}).get(c, ())] for c in (BLACK, WHITE)})
+    rec.players = rec.player_models()           # the set-up's players and every model that moved
+    return rec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,6 +262,9 @@ def to_npz_bytes(rec: GameRecord) -> bytes:
         reason=np.str_(rec.reason), no_resign=np.bool_(rec.no_resign),
         resign_threshold=np.float32(rec.resign_threshold), seed=np.int64(rec.seed),
         started=np.float64(rec.started), finished=np.float64(rec.finished))
+    players = rec.player_models()
+    arrays.update(players_black=np.array(players[BLACK], dtype=np.str_),
+                  players_white=np.array(players[WHITE], dtype=np.str_))
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     return buf.getvalue()
@@ -268,7 +289,9 @@ def read_npz(path: str | os.PathLike) -> GameRecord:
                 model_ids=[str(s) for s in z["model_ids"]], winner=int(z["winner"]),
                 score=float(z["score"]), scored=bool(z["scored"]), reason=str(z["reason"]),
                 no_resign=bool(z["no_resign"]), resign_threshold=float(z["resign_threshold"]),
-                seed=int(z["seed"]), started=float(z["started"]), finished=float(z["finished"]))
+                seed=int(z["seed"]), started=float(z["started"]), finished=float(z["finished"]),
+                players={c: [str(s) for s in z[key]] for c, key in ((BLACK, "players_black"),
+                                                                   (WHITE, "players_white")) if key in z.files})
     except Exception as exc:          # zipfile, numpy and OS errors of all kinds
         raise ValueError(f"{path}: not a valid game record ({type(exc).__name__}: {exc})") from exc
     t = len(rec.moves)

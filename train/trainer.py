@@ -272,6 +272,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     last_phase = time.time()
     done_generations: set[Any] = set()
     entered: Any = None
+    drain_counted = False
     try:
         while not stop:
             now = time.time()
@@ -309,6 +310,11 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                                    "step": trainer.step, "checkpoint": trainer.step if new else None})
                 continue
             if trainer.step >= owed or window.positions == 0:
+                if stop.drain and not drain_counted:
+                    # Count every game on disk once more before the last steps: the window may
+                    # predate self-play's last games (SIGUSR1 comes after self-play exited).
+                    drain_counted, last_refresh = True, 0.0
+                    continue
                 if stop.drain or (max_steps is not None and trainer.step >= max_steps):
                     break
                 time.sleep(0.2)
