@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, backup_many, collect_many, feature_planes, other
+from engine.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
 from train.records import GameRecord, MoveInfo, build_record
 
 NEW_MODEL_POLICIES = ("discard", "finish", "switch")
@@ -70,6 +71,10 @@ class PlaySettings:
     resign_threshold: float | None = None   # resign when the root value falls below (None: never)
     max_moves: int | None = None        # move cap, scored as if passed out (None: 2 * N * N)
     record_policy: bool = True          # keep visit distributions of full searches
+    root: str = "puct"                  # puct | gumbel (engine.rootsearch: sequential halving, no noise,
+                                        # no temperature; visits = new simulations per move)
+    gumbel_considered: int = 16         # gumbel: moves sampled at the root (m)
+    forced_playouts_k: float = 0.0      # puct: KataGo's forced playouts + target pruning in full searches
 
     def move_cap(self, size: int) -> int:
         return self.max_moves if self.max_moves is not None else 2 * size * size
@@ -165,6 +170,7 @@ class Slot:
         self.target = 0                  # root visits the current search must reach
         self.full = True                 # the current search is a full one
         self.stalled = False             # the search cannot grow (forces the move)
+        self.gumbel: GumbelRoot | None = None   # the Gumbel root search of this move, if any
         self.leaves = 0                  # leaves this game has sent to evaluators
         self.search_leaves = 0           # ... for the move being searched now
         self._rng = np.random.default_rng(index)
@@ -197,7 +203,11 @@ class Slot:
 
     @property
     def search_done(self) -> bool:
-        return self.stalled or self.tree.visits >= self.target
+        if self.stalled:
+            return True
+        if self.gumbel is not None:
+            return self.gumbel.update()
+        return self.tree.visits >= self.target
 
     # -- control ----------------------------------------------------------------------------
     def start(self, spec: GameSpec) -> None:
@@ -282,12 +292,18 @@ class Slot:
         self.target = s.visits if self.full else s.cheap_visits
         self.stalled = False
         self.search_leaves = 0
-        noise = self.full and s.noise_epsilon > 0
+        self.gumbel = None
+        gumbel = s.root == "gumbel"
+        noise = self.full and s.noise_epsilon > 0 and not gumbel
+        forced = s.forced_playouts_k if self.full and not gumbel else 0.0
         params = dataclasses.replace(self.agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
-                                     noise_alpha=s.noise_alpha)
+                                     noise_alpha=s.noise_alpha, forced_playouts_k=forced)
         self.tree.set_params(params)
         if noise:
             self.tree.request_noise()
+        if gumbel:
+            self.tree.set_root_targets(None)
+            self.gumbel = GumbelRoot(self.tree, self.target, self._rng, GumbelSettings(s.gumbel_considered))
 
 
 class _Buffer:
@@ -490,12 +506,22 @@ class GamePool:
                 and value < s.resign_threshold):
             return self._finish(slot, "resign", other(color))
         policy = None
+        gumbel = slot.gumbel if slot.gumbel is not None and slot.gumbel.started else None
         if slot.full and s.record_policy:
-            policy = tree.visit_distribution()
-        temperature = s.temperature if len(game.moves) < s.temperature_moves else 0.0
-        if temperature != tree.params.temperature:
-            tree.set_params(dataclasses.replace(tree.params, temperature=temperature))
-        point = tree.choose()
+            if gumbel is not None:
+                policy = gumbel.policy_target()
+            elif tree.params.forced_playouts_k > 0:
+                policy = pruned_distribution(tree, tree.params)
+            else:
+                policy = tree.visit_distribution()
+        if gumbel is not None and gumbel.move is not None:
+            point = gumbel.move
+        else:
+            temperature = s.temperature if len(game.moves) < s.temperature_moves else 0.0
+            if temperature != tree.params.temperature:
+                tree.set_params(dataclasses.replace(tree.params, temperature=temperature))
+            point = tree.choose()
+        slot.gumbel = None
         game.play(point, color)
         slot.moves.append(MoveInfo(color, point, agent.model_id, visits, value, policy))
         for t in {id(t): t for t in slot.trees.values()}.values():
