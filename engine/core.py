@@ -17,7 +17,8 @@ from engine._core import ffi, lib
 EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
 MIN_SIZE, MAX_SIZE = lib.BOARD_MIN_SIZE, lib.BOARD_MAX_SIZE
 
-FEATURE_SETS = {"rich": lib.FEATURES_RICH, "lz18": lib.FEATURES_LZ18}
+FEATURE_SETS = {"rich": lib.FEATURES_RICH, "lz18": lib.FEATURES_LZ18, "kata7": lib.FEATURES_KATA,
+                "kata7s": lib.FEATURES_KATA_S}
 
 _REASONS = {
     lib.MOVE_OCCUPIED: "occupied",

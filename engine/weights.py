@@ -235,8 +235,9 @@ def is_torch_zip(path: PathLike) -> bool:
 
 
 def load_any(path: PathLike) -> tuple[nn.Module, dict[str, Any]]:
-    """Load our own weights (torch zip) or, for anything else, Leela Zero weights (.txt / .gz)
-    through ``engine.lzweights.load(path) -> (model, meta)``, imported only when needed.
+    """Load our own weights (torch zip), KataGo's (``.bin.gz``/``.bin``/``.txt.gz``, through
+    ``engine.kataweights.load``) or, for anything else, Leela Zero weights (.txt / .gz) through
+    ``engine.lzweights.load(path) -> (model, meta)``, each imported only when needed.
 
     Returns ``(model, meta)``. Raises ``WeightsError`` naming the file for anything that cannot
     be loaded, whichever loader failed.
@@ -248,6 +249,16 @@ def load_any(path: PathLike) -> tuple[nn.Module, dict[str, Any]]:
         raise WeightsError(f"{path}: cannot read weights file ({exc})") from exc
     if zipped:
         return load(path)
+    try:
+        from engine import kataweights
+        if kataweights.looks_like_kata(path):
+            return kataweights.load(path)    # KataWeightsError (a ValueError) names file and offset
+    except ImportError as exc:
+        raise WeightsError(f"{path}: KataGo weights support is unavailable ({exc})") from exc
+    except WeightsError:
+        raise
+    except ValueError as exc:
+        raise WeightsError(str(exc)) from exc
     try:
         from engine import lzweights
     except ImportError as exc:

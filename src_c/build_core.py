@@ -9,14 +9,14 @@ import os
 from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["board.c", "game.c", "feature_planes.c", "search.c"]
+SOURCES = ["board.c", "game.c", "feature_planes.c", "kata_features.c", "search.c"]
 
 CDEF = """
 enum { EMPTY = 0, BLACK = 1, WHITE = 2, BORDER = 3 };
 enum { MOVE_OK = 0, MOVE_OCCUPIED = 1, MOVE_SUICIDE = 2, MOVE_KO = 3, MOVE_SUPERKO = 4,
        MOVE_OFF_BOARD = 5, MOVE_BAD_COLOR = 6 };
 enum { KO_SIMPLE = 0, KO_POSITIONAL = 1 };
-enum { FEATURES_RICH = 0, FEATURES_LZ18 = 1, FEATURES_COUNT = 2 };
+enum { FEATURES_RICH = 0, FEATURES_LZ18 = 1, FEATURES_KATA = 2, FEATURES_KATA_S = 3, FEATURES_COUNT = 4 };
 #define BOARD_MIN_SIZE 2
 #define BOARD_MAX_SIZE 19
 
@@ -43,6 +43,9 @@ int game_ko_point(const game_t *g);
 int game_group_libs(const game_t *g, int pt);
 
 int features_planes(int set);
+void kata_game_area(const game_t *g, int suicide_legal, uint8_t *owner);
+void kata_game_ladders(const game_t *g, int attacked, uint8_t *laddered, uint8_t *working);
+int kata_game_features(const game_t *g, int pass_alive_suicide, float *out, uint64_t *key);
 void features_game(int set, const game_t *g, float *out);
 uint64_t features_game_key(int set, const game_t *g);
 
@@ -99,7 +102,7 @@ if os.environ.get("GOENGINE_SANITIZE"):
 
 ffibuilder.set_source(
     "engine._core",
-    '#include "api.h"',
+    '#include "api.h"\n#include "kata_features.h"',
     sources=[os.path.relpath(os.path.join(HERE, f)) for f in SOURCES + ["api.c"]],
     include_dirs=[os.path.relpath(HERE)],
     extra_compile_args=_flags,

@@ -1,12 +1,15 @@
 /* feature_planes.c - input planes for the networks. */
 #include "feature_planes.h"
+#include "kata_features.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int features_planes(int set) {
     switch (set) {
     case FEATURES_RICH: return 20;
     case FEATURES_LZ18: return 18;
+    case FEATURES_KATA: case FEATURES_KATA_S: return KATA_PLANES;
     default: return -1;
     }
 }
@@ -71,6 +74,8 @@ static void write_lz18(const board_t *b, const uint8_t *const prev[GAME_PREV], f
 void features_write(int set, const board_t *b, const uint8_t *const prev[GAME_PREV],
                     const rules_t *rules, const uint8_t *suicide, float *out) {
     if (set == FEATURES_LZ18) write_lz18(b, prev, out);
+    else if (set == FEATURES_KATA || set == FEATURES_KATA_S)
+        memset(out, 0, (size_t)KATA_PLANES * (size_t)(b->size * b->size) * sizeof(float));
     else write_rich(b, rules, suicide, out);
 }
 
@@ -99,12 +104,23 @@ uint64_t features_key(int set, const board_t *b, const uint64_t prev_hash[GAME_P
 }
 
 void features_game(int set, const game_t *g, float *out) {
+    if (set == FEATURES_KATA || set == FEATURES_KATA_S) {
+        kata_features_after(g, NULL, 0, set == FEATURES_KATA_S, out, NULL);
+        return;
+    }
     const uint8_t *prev[GAME_PREV];
     for (int i = 0; i < GAME_PREV; i++) prev[i] = i < g->nprev ? g->prev[i] : NULL;
     features_write(set, &g->board, prev, &g->rules, NULL, out);
 }
 
 uint64_t features_game_key(int set, const game_t *g) {
+    if (set == FEATURES_KATA || set == FEATURES_KATA_S) {
+        uint64_t key = 0;
+        float *tmp = malloc((size_t)KATA_PLANES * BOARD_MAX_AREA * sizeof(float));
+        if (tmp) kata_features_after(g, NULL, 0, set == FEATURES_KATA_S, tmp, &key);
+        free(tmp);
+        return key;
+    }
     uint64_t ph[GAME_PREV];
     for (int i = 0; i < GAME_PREV; i++) {
         int idx = g->nhashes - 2 - i;

@@ -14,13 +14,17 @@
  *   19 ones under Tromp-Taylor-style rules (positional superko or suicide allowed)
  * FEATURES_LZ18 (Leela Zero's 18 planes):
  *   0-7 side-to-move stones at t, t-1, ..., t-7;  8-15 opponent stones at t .. t-7;
- *   16 ones if Black is to move;  17 ones if White is to move. */
+ *   16 ones if Black is to move;  17 ones if White is to move.
+ * FEATURES_KATA / FEATURES_KATA_S (KataGo's inputs, 41 planes): see kata_features.h; _S computes
+ *   the pass-alive planes as if multi-stone suicide were legal (nets that ask for it).  They need
+ *   the game's history: the search writes them with kata_features_after, features_write leaves
+ *   them zero. */
 #ifndef GO_FEATURES_H
 #define GO_FEATURES_H
 
 #include "game.h"
 
-enum { FEATURES_RICH = 0, FEATURES_LZ18 = 1, FEATURES_COUNT = 2 };
+enum { FEATURES_RICH = 0, FEATURES_LZ18 = 1, FEATURES_KATA = 2, FEATURES_KATA_S = 3, FEATURES_COUNT = 4 };
 
 /* Number of planes of a feature set, or -1 for an unknown set. */
 int features_planes(int set);

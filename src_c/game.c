@@ -32,8 +32,26 @@ game_t *game_new(int size, rules_t rules) {
     return g;
 }
 
+static int push_move(game_t *g, int v, int c) {
+    int n = g->nhashes - 1;   /* moves recorded so far */
+    if (n >= g->capmoves) {
+        int cap = g->capmoves ? g->capmoves * 2 : 256;
+        int16_t *m = realloc(g->moves, (size_t)cap * sizeof(*m));
+        if (m) g->moves = m;
+        uint8_t *c2 = realloc(g->movers, (size_t)cap);
+        if (c2) g->movers = c2;
+        if (!m || !c2) return -1;
+        g->capmoves = cap;
+    }
+    g->moves[n] = (int16_t)v;
+    g->movers[n] = (uint8_t)c;
+    return 0;
+}
+
 void game_free(game_t *g) {
     if (!g) return;
+    free(g->moves);
+    free(g->movers);
     free(g->hashes);
     free(g);
 }
@@ -45,6 +63,15 @@ game_t *game_clone(const game_t *g) {
     c->hashes = malloc((size_t)g->caphashes * sizeof(uint64_t));
     if (!c->hashes) { free(c); return NULL; }
     memcpy(c->hashes, g->hashes, (size_t)g->nhashes * sizeof(uint64_t));
+    c->moves = NULL;
+    c->movers = NULL;
+    if (g->capmoves) {
+        c->moves = malloc((size_t)g->capmoves * sizeof(int16_t));
+        c->movers = malloc((size_t)g->capmoves);
+        if (!c->moves || !c->movers) { game_free(c); return NULL; }
+        memcpy(c->moves, g->moves, (size_t)(g->nhashes - 1) * sizeof(int16_t));
+        memcpy(c->movers, g->movers, (size_t)(g->nhashes - 1));
+    }
     return c;
 }
 
@@ -80,7 +107,11 @@ int game_play(game_t *g, int pt, int c) {
     game_stones(g, g->prev[0]);
     (void)n;
     if (g->nprev < GAME_PREV) g->nprev++;
-    board_play(&g->board, board_from_compact(&g->board, pt), c);
+    g->before[1] = g->before[0];
+    g->before[0] = g->board;
+    int v = board_from_compact(&g->board, pt);
+    if (push_move(g, v, c) != 0) return -1;
+    board_play(&g->board, v, c);
     if (push_hash(g, g->board.hash) != 0) return -1;
     return MOVE_OK;
 }

@@ -4,6 +4,7 @@
  * 12 bytes); an expanded node owns a contiguous block of edges, and an edge gets a child node
  * only when it is first visited.  Tree reuse copies the kept subtree into fresh arenas. */
 #include "search.h"
+#include "kata_features.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct search {
     /* Scratch for one descent. */
     board_t board;
     uint64_t path_hash[SEARCH_MAX_DEPTH + 1];
+    int16_t path_move[SEARCH_MAX_DEPTH];  /* moves from the root (KataGo features replay them) */
     uint8_t snaps[8][BOARD_MAX_AREA];
 };
 
@@ -442,6 +444,7 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
             for (int r = 0, i = 0; r < b->size; r++)
                 for (int col = 0; col < b->size; col++, i++)
                     s->snaps[(len - 1) & 7][i] = b->color[board_point(b, r, col)];
+        s->path_move[len - 1] = s->edges[ei].move;
         board_play(b, s->edges[ei].move, b->to_move);
         ni = s->edges[ei].child;
         s->path_hash[len] = b->hash;
@@ -473,8 +476,12 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
             prev_hash[i] = hi >= 0 ? s->game->hashes[hi] : 0;
         }
     }
-    features_write(s->feature_set, b, prev, &s->game->rules, suicide, planes);
-    if (keys) *keys = features_key(s->feature_set, b, prev_hash, &s->game->rules);
+    if (s->feature_set == FEATURES_KATA || s->feature_set == FEATURES_KATA_S) {
+        kata_features_after(s->game, s->path_move, depth, s->feature_set == FEATURES_KATA_S, planes, keys);
+    } else {
+        features_write(s->feature_set, b, prev, &s->game->rules, suicide, planes);
+        if (keys) *keys = features_key(s->feature_set, b, prev_hash, &s->game->rules);
+    }
     s->npending++;
     return 1;
 }

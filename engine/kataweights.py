@@ -1,0 +1,1100 @@
+"""KataGo network weights: reading and writing KataGo's model files, and random test nets.
+
+File format (KataGo ``cpp/neuralnet/desc.cpp``, written by ``python/export_model_pytorch.py``):
+a stream of whitespace-separated tokens, gzip-compressed for ``.gz`` files.  Numbers that
+describe the architecture are text; each block of weights is either text floats (``.txt``
+models) or ``@BIN@`` followed by that many little-endian float32 (``.bin`` models).  Both may be
+mixed; this reader decides per block.
+
+* Header: ``name version numSpatialInputs numGlobalInputs``; for version >= 13 seven
+  post-processing multipliers (td score, score mean, score stdev, lead, variance time,
+  short-term value error, short-term score error); for version >= 15 ``metaEncoderVersion
+  preferPassAliveUnderSuicideRules`` and six reserved zeros.
+* Trunk: ``name numBlocks trunkC midC regularC dilatedC gpoolC`` (+ ``normKind`` and five
+  zeros for version >= 15), the input convolution, the global-input matmul, (an SGF metadata
+  encoder when metaEncoderVersion > 0, not supported here), the blocks, the tip norm (batch
+  norm, or RMS norm when normKind = 1) and its activation.
+* Blocks, each introduced by its kind:
+  ``ordinary_block`` (BN, act, conv, BN, act, conv), ``gpool_block`` (BN, act, conv,
+  gpool conv, BN, act, matmul 3G->C, BN, act, conv), ``nested_bottleneck_block`` (count, BN,
+  act, conv in, that many inner blocks, BN, act, conv out), ``transformer_attention_block``
+  (heads, kv heads, q head dim, v head dim, rope flag, learnable-rope flag, RMS norm, q/k/v/out
+  matmuls, then the rope theta or learnable frequencies) and ``transformer_ffn_block``
+  (channels, hidden channels, SwiGLU flag, RMS norm, matmuls).
+* Policy head (``policyOutChannels`` and three zeros first for version >= 17), value head
+  (three zeros first for version >= 17).
+* Layers: conv ``name ky kx in out dy dx`` + weights in (y, x, in, out) order; batch norm
+  ``name C epsilon hasScale hasBias`` + mean, variance[, scale][, bias]; activation ``name``
+  (+ kind for version >= 11); matmul ``name in out`` + weights in (in, out) order; bias
+  ``name C`` + values; RMS norm ``name C epsilon spatial groupSize`` + gamma, beta; transformer
+  RMS norm ``name C epsilon`` + weight.
+
+``read_model(path)`` parses a file into a :class:`KataModel` (plain numpy arrays, KataGo's own
+layout); ``write_model`` writes one (binary or text floats); ``random_model`` makes small random
+nets with every block kind for tests; ``load(path)`` returns ``(torch model, meta)`` like
+``engine.lzweights.load`` (see :mod:`engine.katanet`).  Every error is a
+:class:`KataWeightsError` naming the file, the byte offset (in the decompressed stream) and the
+layer or block being read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "KataWeightsError", "KataModel", "read_model", "parse_model", "write_model", "model_bytes",
+    "random_model", "load", "feature_set_for", "SUPPORTED_VERSIONS", "main",
+]
+
+SUPPORTED_VERSIONS = tuple(range(8, 18))   # V7 input features (22 spatial, 19 global)
+TRAINED_SIZES = tuple(range(7, 20))         # KataGo's self-play board sizes (kata1 runs)
+SPATIAL_INPUTS = 22
+GLOBAL_INPUTS = 19
+ACTIVATIONS = ("ACTIVATION_IDENTITY", "ACTIVATION_RELU", "ACTIVATION_MISH", "ACTIVATION_SILU")
+# KataGo's defaults for nets older than version 13, which do not store them.
+DEFAULT_POSTPROCESS = (20.0, 20.0, 20.0, 20.0, 40.0, 0.25, 30.0)
+POSTPROCESS_NAMES = ("td_score", "score_mean", "score_stdev", "lead", "variance_time",
+                     "shortterm_value_error", "shortterm_score_error")
+
+
+class KataWeightsError(ValueError):
+    """A KataGo model file that cannot be used; the message names the offset and the layer."""
+
+
+# ----------------------------------------------------------------------------------------------
+# Layers and blocks (KataGo's layout: conv weights [out, in, ky, kx] after reading, matmul
+# weights [in, out] as stored)
+
+
+@dataclass
+class Conv:
+    name: str
+    weight: np.ndarray            # [out, in, ky, kx]
+    dilation: tuple[int, int] = (1, 1)
+
+
+@dataclass
+class BatchNorm:
+    name: str
+    epsilon: float
+    mean: np.ndarray
+    var: np.ndarray
+    scale: np.ndarray | None       # None: not stored (ones)
+    bias: np.ndarray | None        # None: not stored (zeros)
+
+    def merged(self) -> tuple[np.ndarray, np.ndarray]:
+        """(scale, bias) of the equivalent per-channel affine map, computed as KataGo does."""
+        scale = self.scale if self.scale is not None else np.ones_like(self.mean)
+        bias = self.bias if self.bias is not None else np.zeros_like(self.mean)
+        merged_scale = (scale.astype(np.float32) / np.sqrt(self.var.astype(np.float32) + np.float32(self.epsilon)))
+        return merged_scale.astype(np.float32), (bias - merged_scale * self.mean).astype(np.float32)
+
+
+@dataclass
+class Activation:
+    name: str
+    kind: str = "ACTIVATION_RELU"
+
+
+@dataclass
+class MatMul:
+    name: str
+    weight: np.ndarray            # [in, out]
+
+
+@dataclass
+class MatBias:
+    name: str
+    weight: np.ndarray            # [C]
+
+
+@dataclass
+class RMSNorm:
+    """Trunk-tip RMS norm (gamma and beta; ``spatial``: one RMS over the whole board)."""
+    name: str
+    epsilon: float
+    spatial: bool
+    gamma: np.ndarray
+    beta: np.ndarray
+
+
+@dataclass
+class TRMSNorm:
+    """Transformer RMS norm: per point over channels, weight only."""
+    name: str
+    epsilon: float
+    weight: np.ndarray
+
+
+@dataclass
+class OrdinaryBlock:
+    name: str
+    pre_bn: BatchNorm
+    pre_act: Activation
+    conv1: Conv
+    mid_bn: BatchNorm
+    mid_act: Activation
+    conv2: Conv
+    kind = "ordinary_block"
+
+
+@dataclass
+class GPoolBlock:
+    name: str
+    pre_bn: BatchNorm
+    pre_act: Activation
+    conv1: Conv
+    gpool_conv: Conv
+    gpool_bn: BatchNorm
+    gpool_act: Activation
+    gpool_to_bias: MatMul
+    mid_bn: BatchNorm
+    mid_act: Activation
+    conv2: Conv
+    kind = "gpool_block"
+
+
+@dataclass
+class NestedBlock:
+    name: str
+    pre_bn: BatchNorm
+    pre_act: Activation
+    pre_conv: Conv
+    blocks: list
+    post_bn: BatchNorm
+    post_act: Activation
+    post_conv: Conv
+    kind = "nested_bottleneck_block"
+
+
+@dataclass
+class AttentionBlock:
+    name: str
+    heads: int
+    kv_heads: int
+    q_dim: int
+    v_dim: int
+    rope: bool
+    learnable_rope: bool
+    pre_ln: TRMSNorm
+    q: MatMul
+    k: MatMul
+    v: MatMul
+    out: MatMul
+    rope_name: str = ""
+    rope_theta: float = 0.0
+    rope_freqs: np.ndarray | None = None     # [kv_heads, q_dim // 2, 2] (x, y) when learnable
+    kind = "transformer_attention_block"
+
+
+@dataclass
+class FFNBlock:
+    name: str
+    hidden: int
+    swiglu: bool
+    pre_ln: TRMSNorm
+    linear1: MatMul
+    gate: MatMul | None
+    linear2: MatMul
+    kind = "transformer_ffn_block"
+
+
+Block = Union[OrdinaryBlock, GPoolBlock, NestedBlock, AttentionBlock, FFNBlock]
+
+
+@dataclass
+class Trunk:
+    name: str
+    channels: int
+    mid_channels: int
+    regular_channels: int
+    dilated_channels: int
+    gpool_channels: int
+    norm_kind: int                 # 0 batch norm tip, 1 RMS norm tip (version >= 15)
+    initial_conv: Conv
+    initial_matmul: MatMul
+    blocks: list
+    tip_bn: BatchNorm | None
+    tip_rms: RMSNorm | None
+    tip_act: Activation
+
+
+@dataclass
+class PolicyHead:
+    name: str
+    out_channels: int
+    p1_conv: Conv
+    g1_conv: Conv
+    g1_bn: BatchNorm
+    g1_act: Activation
+    gpool_to_bias: MatMul
+    p1_bn: BatchNorm
+    p1_act: Activation
+    p2_conv: Conv
+    gpool_to_pass: MatMul
+    pass_bias: MatBias | None = None     # version >= 15
+    pass_act: Activation | None = None
+    pass_mul2: MatMul | None = None
+
+
+@dataclass
+class ValueHead:
+    name: str
+    v1_conv: Conv
+    v1_bn: BatchNorm
+    v1_act: Activation
+    v2_mul: MatMul
+    v2_bias: MatBias
+    v2_act: Activation
+    v3_mul: MatMul
+    v3_bias: MatBias
+    sv3_mul: MatMul
+    sv3_bias: MatBias
+    ownership_conv: Conv
+
+
+@dataclass
+class KataModel:
+    """Everything a KataGo model file holds, in KataGo's own layout."""
+    name: str
+    version: int
+    spatial_inputs: int
+    global_inputs: int
+    postprocess: tuple[float, ...]
+    meta_encoder_version: int
+    prefer_pass_alive_suicide: bool
+    trunk: Trunk
+    policy: PolicyHead
+    value: ValueHead
+
+    @property
+    def postprocess_params(self) -> dict[str, float]:
+        return dict(zip(POSTPROCESS_NAMES, self.postprocess))
+
+    def block_kinds(self) -> list[str]:
+        """Kinds of all blocks, nested ones included, in file order."""
+        out: list[str] = []
+
+        def walk(blocks: list) -> None:
+            for b in blocks:
+                out.append(b.kind)
+                if isinstance(b, NestedBlock):
+                    walk(b.blocks)
+        walk(self.trunk.blocks)
+        return out
+
+    def num_parameters(self) -> int:
+        total = 0
+
+        def add(obj: Any) -> None:
+            nonlocal total
+            if isinstance(obj, np.ndarray):
+                total += obj.size
+            elif isinstance(obj, list):
+                for o in obj:
+                    add(o)
+            elif hasattr(obj, "__dataclass_fields__"):
+                for f in obj.__dataclass_fields__:
+                    add(getattr(obj, f))
+        add(self.trunk)
+        add(self.policy)
+        add(self.value)
+        return total
+
+    def meta(self) -> dict[str, Any]:
+        """Metadata in the form :func:`load` returns."""
+        return {
+            "feature_set": feature_set_for(self),
+            "board_sizes": list(TRAINED_SIZES),
+            "name": self.name,
+            "version": self.version,
+            "blocks": len(self.trunk.blocks),
+            "channels": self.trunk.channels,
+            "block_kinds": sorted(set(self.block_kinds())),
+            "parameters": self.num_parameters(),
+        }
+
+
+def feature_set_for(model: KataModel) -> str:
+    """The C core's feature set for this net: ``kata7``, or ``kata7s`` when the net wants its
+    pass-alive inputs computed as if multi-stone suicide were legal."""
+    return "kata7s" if model.prefer_pass_alive_suicide else "kata7"
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading
+
+_TOKEN = re.compile(rb"\S+")
+_SPACE = re.compile(rb"\s*")
+
+
+class _Reader:
+    """Tokens and float blocks of a decompressed model stream, with error context."""
+
+    def __init__(self, data: bytes, source: str) -> None:
+        self.data = data
+        self.pos = 0
+        self.source = source
+        self.context: list[str] = []
+
+    def fail(self, message: str, pos: int | None = None) -> KataWeightsError:
+        where = " > ".join(self.context) if self.context else "header"
+        at = self.pos if pos is None else pos
+        return KataWeightsError(f"{self.source}: offset {at}: {where}: {message}")
+
+    def token(self, what: str) -> str:
+        m = _TOKEN.search(self.data, self.pos)
+        if m is None:
+            raise self.fail(f"file ends where {what} was expected (truncated file?)")
+        if m.group().startswith(b"@BIN@"):
+            raise self.fail(f"found binary weights where {what} was expected "
+                            "(wrong layer layout for this model version?)", m.start())
+        self.pos = m.end()
+        try:
+            return m.group().decode("ascii")
+        except UnicodeDecodeError:
+            raise self.fail(f"non-text bytes where {what} was expected", m.start()) from None
+
+    def int(self, what: str) -> int:
+        start = self.pos
+        tok = self.token(what)
+        try:
+            return int(tok)
+        except ValueError:
+            raise self.fail(f"expected an integer for {what}, got {tok[:40]!r}", start) from None
+
+    def float(self, what: str) -> float:
+        start = self.pos
+        tok = self.token(what)
+        try:
+            value = float(tok)
+        except ValueError:
+            raise self.fail(f"expected a number for {what}, got {tok[:40]!r}", start) from None
+        if not math.isfinite(value):
+            raise self.fail(f"{what} is not finite", start)
+        return value
+
+    def zeros(self, count: int, what: str) -> None:
+        for i in range(count):
+            start = self.pos
+            if self.int(f"{what} {i + 1}") != 0:
+                raise self.fail(f"unsupported option: reserved {what} {i + 1} is not 0", start)
+
+    def floats(self, count: int, what: str) -> np.ndarray:
+        """``count`` floats, binary (``@BIN@``) or text, checked finite."""
+        m = _SPACE.match(self.data, self.pos)
+        start = m.end()
+        if self.data.startswith(b"@", start):
+            if not self.data.startswith(b"@BIN@", start):
+                raise self.fail(f"bad binary block marker for {what}", start)
+            begin = start + 5
+            end = begin + 4 * count
+            if end > len(self.data):
+                raise self.fail(f"{what}: expected {count} binary floats ({4 * count} bytes), "
+                                f"the file has {len(self.data) - begin} bytes left (truncated file?)",
+                                begin)
+            values = np.frombuffer(self.data, dtype="<f4", count=count, offset=begin).astype(np.float32)
+            self.pos = end
+        else:
+            values = np.empty(count, dtype=np.float32)
+            it = _TOKEN.finditer(self.data, start)
+            for i in range(count):
+                tok = next(it, None)
+                if tok is None:
+                    raise self.fail(f"{what}: expected {count} numbers, the file ends after {i}")
+                try:
+                    values[i] = float(tok.group())
+                except ValueError:
+                    raise self.fail(f"{what}: expected a number, got {tok.group()[:40]!r}",
+                                    tok.start()) from None
+                self.pos = tok.end()
+        if not np.all(np.isfinite(values)):
+            bad = int(np.flatnonzero(~np.isfinite(values))[0])
+            raise self.fail(f"{what}: value {bad} is NaN or infinite", start)
+        return values
+
+    # -- layers ----------------------------------------------------------------------------
+
+    def conv(self) -> Conv:
+        name = self.token("conv layer name")
+        self.context.append(name)
+        ky, kx = self.int("conv height"), self.int("conv width")
+        cin, cout = self.int("conv input channels"), self.int("conv output channels")
+        dy, dx = self.int("conv dilation y"), self.int("conv dilation x")
+        if min(ky, kx, cin, cout, dy, dx) <= 0 or ky % 2 == 0 or kx % 2 == 0:
+            raise self.fail(f"bad convolution shape {ky}x{kx} {cin}->{cout} dilation {dy},{dx}")
+        w = self.floats(ky * kx * cin * cout, "conv weights").reshape(ky, kx, cin, cout)
+        self.context.pop()
+        return Conv(name, np.ascontiguousarray(w.transpose(3, 2, 0, 1)), (dy, dx))
+
+    def bn(self) -> BatchNorm:
+        name = self.token("batch norm name")
+        self.context.append(name)
+        c = self.int("batch norm channels")
+        eps = self.float("batch norm epsilon")
+        has_scale, has_bias = self.int("batch norm hasScale"), self.int("batch norm hasBias")
+        if c < 1 or eps <= 0:
+            raise self.fail(f"bad batch norm: {c} channels, epsilon {eps}")
+        mean = self.floats(c, "batch norm mean")
+        var = self.floats(c, "batch norm variance")
+        scale = self.floats(c, "batch norm scale") if has_scale else None
+        bias = self.floats(c, "batch norm bias") if has_bias else None
+        self.context.pop()
+        return BatchNorm(name, eps, mean, var, scale, bias)
+
+    def act(self, version: int) -> Activation:
+        name = self.token("activation name")
+        if version < 11:
+            return Activation(name)
+        start = self.pos
+        kind = self.token("activation kind")
+        if kind not in ACTIVATIONS:
+            raise self.fail(f"{name}: unknown activation {kind[:40]!r}", start)
+        return Activation(name, kind)
+
+    def matmul(self) -> MatMul:
+        name = self.token("matmul name")
+        self.context.append(name)
+        cin, cout = self.int("matmul input channels"), self.int("matmul output channels")
+        if cin < 1 or cout < 1:
+            raise self.fail(f"bad matmul shape {cin}->{cout}")
+        w = self.floats(cin * cout, "matmul weights").reshape(cin, cout)
+        self.context.pop()
+        return MatMul(name, w)
+
+    def bias(self) -> MatBias:
+        name = self.token("bias name")
+        self.context.append(name)
+        c = self.int("bias channels")
+        if c < 1:
+            raise self.fail(f"bad bias size {c}")
+        w = self.floats(c, "bias values")
+        self.context.pop()
+        return MatBias(name, w)
+
+    def rmsnorm(self) -> RMSNorm:
+        name = self.token("RMS norm name")
+        self.context.append(name)
+        c = self.int("RMS norm channels")
+        eps = self.float("RMS norm epsilon")
+        spatial = self.int("RMS norm spatial flag")
+        group = self.int("RMS norm group size")
+        if c < 1 or not 0 < eps <= 1:
+            raise self.fail(f"bad RMS norm: {c} channels, epsilon {eps}")
+        if group != 0:
+            raise self.fail(f"grouped RMS norm (group size {group}) is not supported")
+        gamma = self.floats(c, "RMS norm gamma")
+        beta = self.floats(c, "RMS norm beta")
+        self.context.pop()
+        return RMSNorm(name, eps, bool(spatial), gamma, beta)
+
+    def trmsnorm(self) -> TRMSNorm:
+        name = self.token("transformer RMS norm name")
+        self.context.append(name)
+        c = self.int("RMS norm channels")
+        eps = self.float("RMS norm epsilon")
+        if c < 1 or not 0 < eps <= 1:
+            raise self.fail(f"bad RMS norm: {c} channels, epsilon {eps}")
+        w = self.floats(c, "RMS norm weight")
+        self.context.pop()
+        return TRMSNorm(name, eps, w)
+
+    # -- blocks ----------------------------------------------------------------------------
+
+    def blocks(self, count: int, channels: int, version: int) -> list:
+        out = []
+        for i in range(count):
+            start = self.pos
+            kind = self.token(f"kind of block {i + 1} of {count}")
+            if kind == "ordinary_block":
+                block = self.ordinary(version)
+                ends = (block.pre_bn.mean.size, block.conv2.weight.shape[0])
+            elif kind == "gpool_block":
+                block = self.gpool(version)
+                ends = (block.pre_bn.mean.size, block.conv2.weight.shape[0])
+            elif kind == "nested_bottleneck_block":
+                block = self.nested(version)
+                ends = (block.pre_bn.mean.size, block.post_conv.weight.shape[0])
+            elif kind == "transformer_attention_block":
+                block = self.attention()
+                ends = (block.q.weight.shape[0], block.out.weight.shape[1])
+            elif kind == "transformer_ffn_block":
+                block = self.ffn()
+                ends = (block.linear1.weight.shape[0], block.linear2.weight.shape[1])
+            else:
+                raise self.fail(f"unknown block kind {kind[:40]!r}", start)
+            if ends != (channels, channels):
+                raise self.fail(f"block {block.name} maps {ends[0]} -> {ends[1]} channels, "
+                                f"the stack has {channels}", start)
+            out.append(block)
+        return out
+
+    def _block_name(self) -> str:
+        name = self.token("block name")
+        self.context.append(name)
+        return name
+
+    def ordinary(self, version: int) -> OrdinaryBlock:
+        name = self._block_name()
+        b = OrdinaryBlock(name, self.bn(), self.act(version), self.conv(), self.bn(),
+                          self.act(version), self.conv())
+        self._check(b.conv1.weight.shape[1] == b.pre_bn.mean.size
+                    and b.mid_bn.mean.size == b.conv1.weight.shape[0] == b.conv2.weight.shape[1],
+                    "channel counts of the block's layers do not chain")
+        self.context.pop()
+        return b
+
+    def gpool(self, version: int) -> GPoolBlock:
+        name = self._block_name()
+        b = GPoolBlock(name, self.bn(), self.act(version), self.conv(), self.conv(), self.bn(),
+                       self.act(version), self.matmul(), self.bn(), self.act(version), self.conv())
+        c_in, c_mid, g = b.pre_bn.mean.size, b.conv1.weight.shape[0], b.gpool_conv.weight.shape[0]
+        self._check(b.conv1.weight.shape[1] == c_in and b.gpool_conv.weight.shape[1] == c_in
+                    and b.gpool_bn.mean.size == g and b.gpool_to_bias.weight.shape == (3 * g, c_mid)
+                    and b.mid_bn.mean.size == c_mid and b.conv2.weight.shape[1] == c_mid,
+                    "channel counts of the block's layers do not chain")
+        self.context.pop()
+        return b
+
+    def nested(self, version: int) -> NestedBlock:
+        name = self._block_name()
+        count = self.int("number of inner blocks")
+        if count < 1:
+            raise self.fail(f"nested block with {count} inner blocks")
+        pre_bn, pre_act, pre_conv = self.bn(), self.act(version), self.conv()
+        inner = self.blocks(count, pre_conv.weight.shape[0], version)
+        b = NestedBlock(name, pre_bn, pre_act, pre_conv, inner, self.bn(), self.act(version), self.conv())
+        self._check(pre_conv.weight.shape[1] == pre_bn.mean.size
+                    and b.post_bn.mean.size == pre_conv.weight.shape[0] == b.post_conv.weight.shape[1],
+                    "channel counts of the block's layers do not chain")
+        self.context.pop()
+        return b
+
+    def attention(self) -> AttentionBlock:
+        name = self._block_name()
+        heads, kv = self.int("number of heads"), self.int("number of kv heads")
+        qd, vd = self.int("q head dimension"), self.int("v head dimension")
+        rope, learn = self.int("rope flag") != 0, self.int("learnable rope flag") != 0
+        if heads < 1 or kv < 1 or heads % kv or qd < 1 or vd < 1 or (rope and qd % 2):
+            raise self.fail(f"bad attention shape: {heads} heads, {kv} kv heads, dims {qd}/{vd}")
+        b = AttentionBlock(name, heads, kv, qd, vd, rope, learn, self.trmsnorm(), self.matmul(),
+                           self.matmul(), self.matmul(), self.matmul())
+        c = b.q.weight.shape[0]
+        self._check(b.pre_ln.weight.size == c and b.q.weight.shape == (c, heads * qd)
+                    and b.k.weight.shape == (c, kv * qd) and b.v.weight.shape == (c, kv * vd)
+                    and b.out.weight.shape[0] == heads * vd, "projection shapes do not match the heads")
+        if rope and learn:
+            b.rope_name = self.token("rope frequencies name")
+            n_kv, pairs, two = self.int("rope kv heads"), self.int("rope pairs"), self.int("rope dim")
+            if (n_kv, pairs, two) != (kv, qd // 2, 2):
+                raise self.fail(f"rope frequencies shape {n_kv}x{pairs}x{two}, expected {kv}x{qd // 2}x2")
+            b.rope_freqs = self.floats(kv * (qd // 2) * 2, "rope frequencies").reshape(kv, qd // 2, 2)
+        elif rope:
+            b.rope_name = self.token("rope theta name")
+            b.rope_theta = self.float("rope theta")
+            if b.rope_theta <= 0:
+                raise self.fail(f"rope theta {b.rope_theta} is not positive")
+        self.context.pop()
+        return b
+
+    def ffn(self) -> FFNBlock:
+        name = self._block_name()
+        c, hidden = self.int("channels"), self.int("hidden channels")
+        swiglu = self.int("SwiGLU flag") != 0
+        if c < 1 or hidden < 1:
+            raise self.fail(f"bad feed-forward shape {c} -> {hidden}")
+        pre_ln, lin1 = self.trmsnorm(), self.matmul()
+        gate = self.matmul() if swiglu else None
+        b = FFNBlock(name, hidden, swiglu, pre_ln, lin1, gate, self.matmul())
+        self._check(pre_ln.weight.size == c and lin1.weight.shape == (c, hidden)
+                    and (gate is None or gate.weight.shape == (c, hidden))
+                    and b.linear2.weight.shape == (hidden, c), "layer shapes do not chain")
+        self.context.pop()
+        return b
+
+    def _check(self, ok: bool, message: str) -> None:
+        if not ok:
+            raise self.fail(message)
+
+    # -- model -----------------------------------------------------------------------------
+
+    def model(self) -> KataModel:
+        name = self.token("model name")
+        version = self.int("model version")
+        if version not in SUPPORTED_VERSIONS:
+            raise self.fail(f"model version {version} is not supported (supported: "
+                            f"{SUPPORTED_VERSIONS[0]}..{SUPPORTED_VERSIONS[-1]})")
+        n_spatial, n_global = self.int("spatial input count"), self.int("global input count")
+        if (n_spatial, n_global) != (SPATIAL_INPUTS, GLOBAL_INPUTS):
+            raise self.fail(f"{n_spatial} spatial / {n_global} global inputs; version {version} "
+                            f"nets have {SPATIAL_INPUTS} / {GLOBAL_INPUTS}")
+        post = DEFAULT_POSTPROCESS
+        if version >= 13:
+            post = tuple(self.float(f"{n} multiplier") for n in POSTPROCESS_NAMES)
+            if min(post) <= 0:
+                raise self.fail("post-processing multipliers must be positive")
+        meta_version, prefer = 0, False
+        if version >= 15:
+            meta_version = self.int("metaEncoderVersion")
+            if meta_version != 0:
+                raise self.fail(f"SGF metadata encoder (version {meta_version}, human-style nets) "
+                                "is not supported")
+            p = self.int("preferPassAliveUnderSuicideRules")
+            if p not in (0, 1):
+                raise self.fail(f"preferPassAliveUnderSuicideRules must be 0 or 1, got {p}")
+            prefer = bool(p)
+            self.zeros(6, "model option")
+        self.context.append("trunk")
+        trunk = self.trunk(version)
+        self.context[-1] = "policy head"
+        policy = self.policy_head(version, trunk.channels)
+        self.context[-1] = "value head"
+        value = self.value_head(version, trunk.channels)
+        self.context.pop()
+        if _TOKEN.search(self.data, self.pos):
+            raise self.fail("unexpected data after the value head")
+        return KataModel(name, version, n_spatial, n_global, post, meta_version, prefer,
+                         trunk, policy, value)
+
+    def trunk(self, version: int) -> Trunk:
+        name = self.token("trunk name")
+        nblocks = self.int("trunk block count")
+        chans = [self.int(what) for what in ("trunk channels", "mid channels", "regular channels",
+                                             "dilated channels", "gpool channels")]
+        norm_kind = 0
+        if version >= 15:
+            norm_kind = self.int("trunk norm kind")
+            if norm_kind not in (0, 1):
+                raise self.fail(f"unknown trunk norm kind {norm_kind}")
+            self.zeros(5, "trunk option")
+        if nblocks < 1 or min(chans) < 1:
+            raise self.fail(f"bad trunk: {nblocks} blocks, channels {chans}")
+        c = chans[0]
+        initial_conv = self.conv()
+        initial_matmul = self.matmul()
+        self._check(initial_conv.weight.shape[:2] == (c, SPATIAL_INPUTS)
+                    and initial_matmul.weight.shape == (GLOBAL_INPUTS, c),
+                    "input layers do not map the inputs to the trunk channels")
+        blocks = self.blocks(nblocks, c, version)
+        tip_bn = tip_rms = None
+        if norm_kind == 0:
+            tip_bn = self.bn()
+            self._check(tip_bn.mean.size == c, "trunk tip norm has the wrong channel count")
+        else:
+            tip_rms = self.rmsnorm()
+            self._check(tip_rms.gamma.size == c, "trunk tip norm has the wrong channel count")
+        return Trunk(name, c, chans[1], chans[2], chans[3], chans[4], norm_kind, initial_conv,
+                     initial_matmul, blocks, tip_bn, tip_rms, self.act(version))
+
+    def policy_head(self, version: int, c: int) -> PolicyHead:
+        name = self.token("policy head name")
+        if version >= 17:
+            out = self.int("policy output channels")
+            if out not in (2, 4):
+                raise self.fail(f"policy output channels {out} (expected 2 or 4)")
+            self.zeros(3, "policy option")
+        else:
+            out = 4 if version == 16 else 2 if version >= 12 else 1
+        h = PolicyHead(name, out, self.conv(), self.conv(), self.bn(), self.act(version),
+                       self.matmul(), self.bn(), self.act(version), self.conv(), self.matmul())
+        p, g = h.p1_conv.weight.shape[0], h.g1_conv.weight.shape[0]
+        ok = (h.p1_conv.weight.shape[1] == c == h.g1_conv.weight.shape[1] and h.g1_bn.mean.size == g
+              and h.gpool_to_bias.weight.shape == (3 * g, p) and h.p1_bn.mean.size == p
+              and h.p2_conv.weight.shape[:2] == (out, p) and h.gpool_to_pass.weight.shape[0] == 3 * g)
+        if version >= 15:
+            h.pass_bias, h.pass_act, h.pass_mul2 = self.bias(), self.act(version), self.matmul()
+            ok = ok and h.gpool_to_pass.weight.shape[1] == h.pass_bias.weight.size == p \
+                and h.pass_mul2.weight.shape == (p, out)
+        else:
+            ok = ok and h.gpool_to_pass.weight.shape[1] == out
+        self._check(ok, "policy head layer shapes do not chain")
+        return h
+
+    def value_head(self, version: int, c: int) -> ValueHead:
+        name = self.token("value head name")
+        if version >= 17:
+            self.zeros(3, "value option")
+        h = ValueHead(name, self.conv(), self.bn(), self.act(version), self.matmul(), self.bias(),
+                      self.act(version), self.matmul(), self.bias(), self.matmul(), self.bias(),
+                      self.conv())
+        v = h.v1_conv.weight.shape[0]
+        hidden = h.v2_mul.weight.shape[1]
+        n_score = 6 if version >= 9 else 4
+        self._check(h.v1_conv.weight.shape[1] == c and h.v1_bn.mean.size == v
+                    and h.v2_mul.weight.shape[0] == 3 * v and h.v2_bias.weight.size == hidden
+                    and h.v3_mul.weight.shape == (hidden, 3) and h.v3_bias.weight.size == 3
+                    and h.sv3_mul.weight.shape == (hidden, n_score) and h.sv3_bias.weight.size == n_score
+                    and h.ownership_conv.weight.shape[:2] == (1, v),
+                    "value head layer shapes do not chain")
+        return h
+
+
+def parse_model(data: bytes, source: str = "<model>") -> KataModel:
+    """Parse a decompressed KataGo model stream. Raises KataWeightsError."""
+    return _Reader(data, source).model()
+
+
+def read_model(path: str | Path) -> KataModel:
+    """Read a KataGo model file (``.bin.gz``, ``.bin``, ``.txt.gz`` or ``.txt``; gzip is
+    detected by its magic bytes). Raises KataWeightsError (a ValueError) or OSError."""
+    path = Path(path)
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise KataWeightsError(f"{path}: offset 0: corrupt gzip data ({exc})") from None
+    return parse_model(raw, str(path))
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing
+
+
+class _Writer:
+    def __init__(self, binary: bool) -> None:
+        self.binary = binary
+        self.parts: list[bytes] = []
+
+    def line(self, *tokens: Any) -> None:
+        self.parts.append((" ".join(str(t) for t in tokens) + "\n").encode("ascii"))
+
+    def floats(self, values: np.ndarray) -> None:
+        flat = np.ascontiguousarray(values, dtype="<f4").ravel()
+        if self.binary:
+            self.parts.append(b"@BIN@" + flat.tobytes() + b"\n")
+        else:
+            self.parts.append((" ".join("%.9g" % v for v in flat.tolist()) + "\n").encode("ascii"))
+
+    def conv(self, c: Conv) -> None:
+        cout, cin, ky, kx = c.weight.shape
+        self.line(c.name, ky, kx, cin, cout, c.dilation[0], c.dilation[1])
+        self.floats(c.weight.transpose(2, 3, 1, 0))
+
+    def bn(self, b: BatchNorm) -> None:
+        self.line(b.name, b.mean.size, repr(float(b.epsilon)), int(b.scale is not None), int(b.bias is not None))
+        for arr in (b.mean, b.var, b.scale, b.bias):
+            if arr is not None:
+                self.floats(arr)
+
+    def act(self, a: Activation, version: int) -> None:
+        self.line(a.name, a.kind) if version >= 11 else self.line(a.name)
+
+    def matmul(self, m: MatMul) -> None:
+        self.line(m.name, *m.weight.shape)
+        self.floats(m.weight)
+
+    def bias(self, b: MatBias) -> None:
+        self.line(b.name, b.weight.size)
+        self.floats(b.weight)
+
+    def trmsnorm(self, n: TRMSNorm) -> None:
+        self.line(n.name, n.weight.size, repr(float(n.epsilon)))
+        self.floats(n.weight)
+
+    def block(self, b: Block, version: int) -> None:
+        self.line(b.kind)
+        if isinstance(b, OrdinaryBlock):
+            self.line(b.name)
+            self.bn(b.pre_bn); self.act(b.pre_act, version); self.conv(b.conv1)
+            self.bn(b.mid_bn); self.act(b.mid_act, version); self.conv(b.conv2)
+        elif isinstance(b, GPoolBlock):
+            self.line(b.name)
+            self.bn(b.pre_bn); self.act(b.pre_act, version); self.conv(b.conv1); self.conv(b.gpool_conv)
+            self.bn(b.gpool_bn); self.act(b.gpool_act, version); self.matmul(b.gpool_to_bias)
+            self.bn(b.mid_bn); self.act(b.mid_act, version); self.conv(b.conv2)
+        elif isinstance(b, NestedBlock):
+            self.line(b.name, len(b.blocks))
+            self.bn(b.pre_bn); self.act(b.pre_act, version); self.conv(b.pre_conv)
+            for inner in b.blocks:
+                self.block(inner, version)
+            self.bn(b.post_bn); self.act(b.post_act, version); self.conv(b.post_conv)
+        elif isinstance(b, AttentionBlock):
+            self.line(b.name, b.heads, b.kv_heads, b.q_dim, b.v_dim, int(b.rope), int(b.learnable_rope))
+            self.trmsnorm(b.pre_ln)
+            for m in (b.q, b.k, b.v, b.out):
+                self.matmul(m)
+            if b.rope and b.learnable_rope:
+                self.line(b.rope_name, b.kv_heads, b.q_dim // 2, 2)
+                self.floats(b.rope_freqs)
+            elif b.rope:
+                self.line(b.rope_name, repr(float(b.rope_theta)))
+        elif isinstance(b, FFNBlock):
+            self.line(b.name, b.linear1.weight.shape[0], b.hidden, int(b.swiglu))
+            self.trmsnorm(b.pre_ln)
+            self.matmul(b.linear1)
+            if b.gate is not None:
+                self.matmul(b.gate)
+            self.matmul(b.linear2)
+        else:
+            raise TypeError(f"unknown block {type(b).__name__}")
+
+    def model(self, m: KataModel) -> None:
+        v = m.version
+        self.line(m.name)
+        self.line(v)
+        self.line(m.spatial_inputs)
+        self.line(m.global_inputs)
+        if v >= 13:
+            for x in m.postprocess:
+                self.line(repr(float(x)))
+        if v >= 15:
+            self.line(m.meta_encoder_version)
+            self.line(int(m.prefer_pass_alive_suicide))
+            for _ in range(6):
+                self.line(0)
+        t = m.trunk
+        self.line(t.name)
+        self.line(len(t.blocks), t.channels, t.mid_channels, t.regular_channels, t.dilated_channels,
+                  t.gpool_channels, *((t.norm_kind, 0, 0, 0, 0, 0) if v >= 15 else ()))
+        self.conv(t.initial_conv)
+        self.matmul(t.initial_matmul)
+        for b in t.blocks:
+            self.block(b, v)
+        if t.norm_kind == 0:
+            self.bn(t.tip_bn)
+        else:
+            r = t.tip_rms
+            self.line(r.name, r.gamma.size, repr(float(r.epsilon)), int(r.spatial), 0)
+            self.floats(r.gamma)
+            self.floats(r.beta)
+        self.act(t.tip_act, v)
+        p = m.policy
+        self.line(p.name)
+        if v >= 17:
+            self.line(p.out_channels, 0, 0, 0)
+        self.conv(p.p1_conv); self.conv(p.g1_conv); self.bn(p.g1_bn); self.act(p.g1_act, v)
+        self.matmul(p.gpool_to_bias); self.bn(p.p1_bn); self.act(p.p1_act, v); self.conv(p.p2_conv)
+        self.matmul(p.gpool_to_pass)
+        if v >= 15:
+            self.bias(p.pass_bias); self.act(p.pass_act, v); self.matmul(p.pass_mul2)
+        h = m.value
+        self.line(h.name)
+        if v >= 17:
+            self.line(0, 0, 0)
+        self.conv(h.v1_conv); self.bn(h.v1_bn); self.act(h.v1_act, v)
+        self.matmul(h.v2_mul); self.bias(h.v2_bias); self.act(h.v2_act, v)
+        self.matmul(h.v3_mul); self.bias(h.v3_bias); self.matmul(h.sv3_mul); self.bias(h.sv3_bias)
+        self.conv(h.ownership_conv)
+
+
+def model_bytes(model: KataModel, binary: bool = True) -> bytes:
+    """The uncompressed file contents of ``model`` (binary or text floats)."""
+    w = _Writer(binary)
+    w.model(model)
+    return b"".join(w.parts)
+
+
+def write_model(path: str | Path, model: KataModel, binary: bool | None = None) -> None:
+    """Write ``model`` to ``path``: gzip-compressed if it ends with ``.gz``; binary floats unless
+    ``binary`` is False (default: text for ``.txt``/``.txt.gz`` names, else binary)."""
+    path = Path(path)
+    if binary is None:
+        binary = ".txt" not in path.name
+    data = model_bytes(model, binary)
+    if path.suffix == ".gz":
+        data = gzip.compress(data, compresslevel=1, mtime=0)
+    path.write_bytes(data)
+
+
+# ----------------------------------------------------------------------------------------------
+# Random nets for tests
+
+
+class _Random:
+    def __init__(self, seed: int, version: int, activation: str) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.version = version
+        self.activation = activation
+
+    def arr(self, shape: tuple[int, ...], std: float) -> np.ndarray:
+        return (self.rng.standard_normal(shape) * std).astype(np.float32)
+
+    def conv(self, name: str, cin: int, cout: int, k: int = 3, gain: float = 1.0) -> Conv:
+        return Conv(name, self.arr((cout, cin, k, k), gain * math.sqrt(2.0 / (cin * k * k))))
+
+    def bn(self, name: str, c: int) -> BatchNorm:
+        r = self.rng
+        return BatchNorm(name, 1e-3, self.arr((c,), 0.2), r.uniform(0.6, 1.5, c).astype(np.float32),
+                         r.uniform(0.7, 1.3, c).astype(np.float32), self.arr((c,), 0.2))
+
+    def act(self, name: str) -> Activation:
+        return Activation(name, self.activation)
+
+    def matmul(self, name: str, cin: int, cout: int, gain: float = 1.0) -> MatMul:
+        return MatMul(name, self.arr((cin, cout), gain * math.sqrt(1.0 / cin)))
+
+    def bias(self, name: str, c: int, std: float = 0.1) -> MatBias:
+        return MatBias(name, self.arr((c,), std))
+
+    def trms(self, name: str, c: int) -> TRMSNorm:
+        return TRMSNorm(name, 1e-6, self.rng.uniform(0.7, 1.3, c).astype(np.float32))
+
+    def block(self, kind: str, name: str, c: int, spec: dict) -> Block:
+        mid, g = spec["mid"], spec["gpool"]
+        if kind == "ordinary":
+            return OrdinaryBlock(name, self.bn(name + ".norm1", c), self.act(name + ".act1"),
+                                 self.conv(name + ".conv1", c, mid), self.bn(name + ".norm2", mid),
+                                 self.act(name + ".act2"), self.conv(name + ".conv2", mid, c, gain=0.5))
+        if kind == "gpool":
+            return GPoolBlock(name, self.bn(name + ".norm1", c), self.act(name + ".act1"),
+                              self.conv(name + ".conv1r", c, mid), self.conv(name + ".conv1g", c, g),
+                              self.bn(name + ".normg", g), self.act(name + ".actg"),
+                              self.matmul(name + ".linear_g", 3 * g, mid),
+                              self.bn(name + ".norm2", mid), self.act(name + ".act2"),
+                              self.conv(name + ".conv2", mid, c, gain=0.5))
+        if kind.startswith("nested"):
+            inner_kinds = spec.get("inner", ["ordinary", "gpool"])
+            inner = [self.block(k, f"{name}.blockstack.{i}", mid, {**spec, "mid": max(2, mid // 2)})
+                     for i, k in enumerate(inner_kinds)]
+            return NestedBlock(name, self.bn(name + ".normactconvp.norm", c), self.act(name + ".normactconvp.act"),
+                               self.conv(name + ".normactconvp.conv", c, mid, k=1), inner,
+                               self.bn(name + ".normactconvq.norm", mid), self.act(name + ".normactconvq.act"),
+                               self.conv(name + ".normactconvq.conv", mid, c, k=1, gain=0.5))
+        if kind.startswith("attention"):
+            heads, kv, qd, vd = spec["heads"], spec["kv_heads"], spec["q_dim"], spec["v_dim"]
+            learn = kind == "attention_learned"
+            b = AttentionBlock(name, heads, kv, qd, vd, True, learn, self.trms(name + ".norm", c),
+                               self.matmul(name + ".q", c, heads * qd), self.matmul(name + ".k", c, kv * qd),
+                               self.matmul(name + ".v", c, kv * vd),
+                               self.matmul(name + ".out", heads * vd, c, gain=0.5))
+            if learn:
+                b.rope_name = name + ".rope_freqs"
+                b.rope_freqs = self.rng.uniform(-1.0, 1.0, (kv, qd // 2, 2)).astype(np.float32)
+            else:
+                b.rope_name = name + ".rope_theta"
+                b.rope_theta = 100.0
+            return b
+        if kind == "ffn":
+            hidden = spec["ffn"]
+            return FFNBlock(name, hidden, True, self.trms(name + ".norm", c),
+                            self.matmul(name + ".linear1", c, hidden), self.matmul(name + ".gate", c, hidden),
+                            self.matmul(name + ".linear2", hidden, c, gain=0.5))
+        raise ValueError(f"unknown block kind {kind!r}")
+
+
+def random_model(blocks: Sequence[str] = ("ordinary", "gpool", "nested", "attention", "ffn"),
+                 channels: int = 16, version: int = 15, seed: int = 0, *,
+                 mid: int = 8, gpool: int = 4, heads: int = 2, kv_heads: int = 1, q_dim: int = 4,
+                 v_dim: int = 4, ffn: int = 24, head_channels: int = 6, value_hidden: int = 8,
+                 activation: str | None = None, rms_tip: bool | None = None,
+                 prefer_pass_alive_suicide: bool = False, name: str = "random-kata") -> KataModel:
+    """A small random KataGo net with the given trunk block kinds, in order: ``ordinary``,
+    ``gpool``, ``nested`` (a nested bottleneck holding an ordinary and a gpool block),
+    ``attention`` (rotary positions from theta), ``attention_learned`` (learnable rotary
+    frequencies) and ``ffn`` (SwiGLU feed-forward).  Version >= 11 nets use mish unless
+    ``activation`` says otherwise; version >= 15 nets end the trunk with an RMS norm when
+    ``rms_tip`` (default: when the trunk holds a transformer block)."""
+    if version not in SUPPORTED_VERSIONS:
+        raise ValueError(f"version must be in {SUPPORTED_VERSIONS}")
+    if activation is None:
+        activation = "ACTIVATION_MISH" if version >= 11 else "ACTIVATION_RELU"
+    if version < 11 and activation != "ACTIVATION_RELU":
+        raise ValueError("nets before version 11 only have ReLU")
+    if rms_tip is None:
+        rms_tip = version >= 15 and any(b.startswith(("attention", "ffn")) for b in blocks)
+    if rms_tip and version < 15:
+        raise ValueError("an RMS-norm trunk tip needs version >= 15")
+    r = _Random(seed, version, activation)
+    c = channels
+    spec = dict(mid=mid, gpool=gpool, heads=heads, kv_heads=kv_heads, q_dim=q_dim, v_dim=v_dim, ffn=ffn)
+    trunk_blocks = [r.block(kind, f"blocks.{i}", c, spec) for i, kind in enumerate(blocks)]
+    tip_bn = None if rms_tip else r.bn("norm_trunkfinal", c)
+    tip_rms = RMSNorm("norm_trunkfinal", 1e-6, False, r.rng.uniform(0.7, 1.3, c).astype(np.float32),
+                      r.arr((c,), 0.1)) if rms_tip else None
+    trunk = Trunk("trunk", c, mid, mid, mid, gpool, 1 if rms_tip else 0,
+                  r.conv("conv_spatial", SPATIAL_INPUTS, c, gain=1.5),
+                  r.matmul("linear_global", GLOBAL_INPUTS, c, gain=1.5), trunk_blocks,
+                  tip_bn, tip_rms, r.act("act_trunkfinal"))
+    p, g = head_channels, max(2, head_channels // 2)
+    out = 4 if version == 16 else 2 if version >= 12 else 1
+    policy = PolicyHead("policy_head", out, r.conv("conv1p", c, p, k=1), r.conv("conv1g", c, g, k=1),
+                        r.bn("norm1g", g), r.act("act1g"), r.matmul("linear_g", 3 * g, p),
+                        r.bn("norm2", p), r.act("act2"), r.conv("conv2p", p, out, k=1, gain=2.0),
+                        r.matmul("linear_pass", 3 * g, p if version >= 15 else out, gain=2.0))
+    if version >= 15:
+        policy.pass_bias = r.bias("linear_pass_bias", p)
+        policy.pass_act = r.act("act_pass")
+        policy.pass_mul2 = r.matmul("linear_pass2", p, out, gain=2.0)
+    n_score = 6 if version >= 9 else 4
+    v = head_channels
+    value = ValueHead("value_head", r.conv("conv1", c, v, k=1), r.bn("norm1", v), r.act("act1"),
+                      r.matmul("linear2", 3 * v, value_hidden), r.bias("bias2", value_hidden), r.act("act2"),
+                      r.matmul("linear_valuehead", value_hidden, 3, gain=1.5), r.bias("bias_valuehead", 3, 0.5),
+                      r.matmul("linear_miscvaluehead", value_hidden, n_score), r.bias("bias_miscvaluehead", n_score),
+                      r.conv("conv_ownership", v, 1, k=1, gain=1.5))
+    post = DEFAULT_POSTPROCESS if version < 13 else (20.0, 20.0, 20.0, 20.0, 40.0, 0.25, 150.0)
+    return KataModel(name, version, SPATIAL_INPUTS, GLOBAL_INPUTS, post, 0,
+                     prefer_pass_alive_suicide and version >= 15, trunk, policy, value)
+
+
+# ----------------------------------------------------------------------------------------------
+# Loading into torch
+
+
+def load(path: str | Path) -> tuple[Any, dict]:
+    """Load a KataGo model file as a torch module (:class:`engine.katanet.KataNet`, eval mode,
+    float32, CPU) and its metadata (feature_set, name, version, blocks, channels, ...).
+    Raises KataWeightsError naming the offset and layer for a malformed file."""
+    from engine.katanet import KataNet
+    model = read_model(path)
+    return KataNet(model).eval(), model.meta()
+
+
+def looks_like_kata(path: str | Path) -> bool:
+    """True if the file starts like a KataGo model (name line then a version number), plain
+    or gzipped. OSError if unreadable."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+        if head[:2] == b"\x1f\x8b":
+            f.seek(0)
+            try:
+                head = gzip.GzipFile(fileobj=f).read(4096)
+            except (OSError, EOFError):
+                return False
+    tokens = head.split(None, 3)
+    return (len(tokens) >= 3 and not tokens[0].isdigit() and b"@BIN@" not in tokens[0]
+            and tokens[1].isdigit() and 3 <= int(tokens[1]) <= 99 and tokens[2].isdigit())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m engine.kataweights {info,random} ...``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m engine.kataweights", description="KataGo model files")
+    sub = parser.add_subparsers(dest="command", required=True)
+    info = sub.add_parser("info", help="describe a model file")
+    info.add_argument("file")
+    rnd = sub.add_parser("random", help="write a small random KataGo net")
+    rnd.add_argument("--blocks", nargs="+", default=["ordinary", "gpool", "nested", "attention", "ffn"])
+    rnd.add_argument("--channels", type=int, default=16)
+    rnd.add_argument("--version", type=int, default=15)
+    rnd.add_argument("--seed", type=int, default=0)
+    rnd.add_argument("-o", "--output", required=True, help=".bin.gz, .bin, .txt.gz or .txt")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "random":
+            m = random_model(args.blocks, args.channels, args.version, args.seed)
+            write_model(args.output, m)
+            print(f"wrote {args.output}: version {m.version}, {len(m.trunk.blocks)} blocks, "
+                  f"{m.num_parameters()} parameters")
+            return 0
+        m = read_model(args.file)
+    except (KataWeightsError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for key, value in m.meta().items():
+        print(f"{key}: {value}")
+    print("postprocess: " + ", ".join(f"{k}={v:g}" for k, v in m.postprocess_params.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,713 @@
+/* kata_features.c - KataGo's input features: ladders, pass-alive areas (Benson), history. */
+#include "kata_features.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NB(b, v, n)                                                                 \
+    for (int _k = 0, _d[4] = {-(b)->stride, -1, 1, (b)->stride}, n;                 \
+         _k < 4 && ((n = (v) + _d[_k]), 1); _k++)
+
+static inline int is_stone(int c) { return c == BLACK || c == WHITE; }
+static inline int libs_of(const board_t *b, int v) { return b->libs[b->head[v]]; }
+static inline int compact(const board_t *b, int v) { return board_to_compact(b, v); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Ladders.  A minimax search over atari sequences with KataGo's rules of thumb: the defender
+ * (group owner) answers by capturing an adjacent group in atari or extending on its liberty,
+ * the attacker plays on one of the two liberties; any simple-ko point left on the board makes
+ * the defender escape (ladders relying on ko do not count); a defender extension with 3 or more
+ * sure liberties escapes; a double ko-mouth end counts as captured.  Moves are legal without
+ * suicide and the ko point is barred for both colours.  The search gives up (not captured)
+ * after LADDER_BUDGET moves and calls a line captured once it is deeper than 1.5 * N * N. */
+
+#define LADDER_BUDGET 25000
+
+typedef struct {
+    board_t *frames;    /* frames[d]: the board at depth d */
+    int cap;
+    int nodes;          /* moves played */
+    int limit;          /* depth at which a line counts as captured */
+    int aborted;
+    int target;         /* a stone of the defending group */
+} ladder_t;
+
+static int ladder_legal(const board_t *b, int v, int c) {
+    if (b->color[v] != EMPTY || v == b->ko) return 0;
+    return board_check(b, v, c, 0) == MOVE_OK;
+}
+
+static int immediate_libs(const board_t *b, int v) {
+    int n = 0;
+    NB(b, v, p) n += b->color[p] == EMPTY;
+    return n;
+}
+
+/* Appends to list (length *len) the liberties of the group at g that are not in it yet. */
+static void add_group_libs(const board_t *b, int g, int16_t *list, int *len) {
+    int s = g;
+    do {
+        NB(b, s, p) {
+            if (b->color[p] != EMPTY) continue;
+            int dup = 0;
+            for (int i = 0; i < *len && !dup; i++) dup = list[i] == p;
+            if (!dup) list[(*len)++] = (int16_t)p;
+        }
+        s = b->next[s];
+    } while (s != g);
+}
+
+/* Appends the capturing points of the opponent groups in atari next to the group at g. */
+static void add_capture_moves(const board_t *b, int g, int16_t *list, int *len) {
+    int opp = board_other(b->color[g]);
+    int16_t seen[BOARD_MAX_AREA];
+    int nseen = 0;
+    int s = g;
+    do {
+        NB(b, s, p) {
+            if (b->color[p] != opp || libs_of(b, p) != 1) continue;
+            int h = b->head[p], dup = 0;
+            for (int i = 0; i < nseen && !dup; i++) dup = seen[i] == h;
+            if (dup) continue;
+            seen[nseen++] = (int16_t)h;
+            add_group_libs(b, h, list, len);
+        }
+        s = b->next[s];
+    } while (s != g);
+}
+
+static int has_capture_moves(const board_t *b, int g) {
+    int opp = board_other(b->color[g]);
+    int s = g;
+    do {
+        NB(b, s, p) if (b->color[p] == opp && libs_of(b, p) == 1) return 1;
+        s = b->next[s];
+    } while (s != g);
+    return 0;
+}
+
+/* Quick bounds on the liberties a stone of colour c at empty v would have. */
+static void libs_bounds(const board_t *b, int v, int c, int *lower, int *upper) {
+    int opp = board_other(c), empties = 0, caps = 0, cap_stones = 0, conn = 0, conn_max = 0;
+    NB(b, v, p) {
+        int col = b->color[p];
+        if (col == EMPTY) empties++;
+        else if (col == opp && libs_of(b, p) == 1) { caps++; cap_stones += b->nstones[b->head[p]]; }
+        else if (col == c) {
+            int l = libs_of(b, p) - 1;
+            conn += l;
+            if (l > conn_max) conn_max = l;
+        }
+    }
+    *lower = caps + (conn_max > empties ? conn_max : empties);
+    *upper = empties + cap_stones + conn;
+}
+
+/* Exact liberties (capped at max) a stone of colour c at empty v would have. */
+static int libs_after(const board_t *b, int v, int c, int max) {
+    int opp = board_other(c);
+    int16_t libs[BOARD_MAX_AREA];
+    int n = 0;
+    int16_t caught[4];
+    int ncaught = 0;
+    NB(b, v, p) {
+        if (b->color[p] == EMPTY || (b->color[p] == opp && libs_of(b, p) == 1)) {
+            libs[n++] = (int16_t)p;   /* neighbours are distinct: no duplicate check needed */
+            if (n >= max) return max;
+            if (b->color[p] == opp) {
+                int h = b->head[p], dup = 0;
+                for (int i = 0; i < ncaught && !dup; i++) dup = caught[i] == h;
+                if (!dup) caught[ncaught++] = (int16_t)h;
+            }
+        }
+    }
+    int16_t joined[4];
+    int njoined = 0;
+    NB(b, v, p) {
+        if (b->color[p] != c) continue;
+        int h = b->head[p], dup = 0;
+        for (int i = 0; i < njoined && !dup; i++) dup = joined[i] == h;
+        if (dup) continue;
+        joined[njoined++] = (int16_t)h;
+        int s = h;
+        do {
+            NB(b, s, q) {
+                if (q == v) continue;
+                int free_after = b->color[q] == EMPTY;
+                if (!free_after && b->color[q] == opp)
+                    for (int i = 0; i < ncaught; i++) free_after |= b->head[q] == caught[i];
+                if (!free_after) continue;
+                int dup2 = 0;
+                for (int i = 0; i < n && !dup2; i++) dup2 = libs[i] == q;
+                if (!dup2) {
+                    libs[n++] = (int16_t)q;
+                    if (n >= max) return max;
+                }
+            }
+            s = b->next[s];
+        } while (s != h);
+    }
+    return n;
+}
+
+/* True if colour c playing at empty v captures exactly one single stone and v is otherwise
+ * surrounded by the opponent (or the edge): a ko capture. */
+static int ko_capture(const board_t *b, int v, int c) {
+    if (b->color[v] != EMPTY) return 0;
+    int opp = board_other(c), found = 0;
+    NB(b, v, p) {
+        int col = b->color[p];
+        if (col != BORDER && col != opp) return 0;
+        if (col == opp && libs_of(b, p) == 1) {
+            if (found) return 0;
+            found = p;
+        }
+    }
+    return found && b->nstones[b->head[found]] == 1;
+}
+
+/* Heuristic order key of an attacker move: the defender's liberties if it extended there. */
+static int attack_order_key(const board_t *b, int v, int defender) {
+    int key = 2 * immediate_libs(b, v);
+    NB(b, v, p) {
+        if (b->color[p] != defender) continue;
+        int l = libs_of(b, p);
+        if (l > 1) key += 2 * l - 3;
+    }
+    return key;
+}
+
+static board_t *frame(ladder_t *x, int depth) {
+    if (depth >= x->cap) {
+        int cap = x->cap * 2;
+        while (cap <= depth) cap *= 2;
+        board_t *f = realloc(x->frames, (size_t)cap * sizeof(board_t));
+        if (!f) return NULL;
+        x->frames = f;
+        x->cap = cap;
+    }
+    return &x->frames[depth];
+}
+
+/* Is the target group captured with correct play from frames[depth], the defender to move
+ * when `defender` is set?  Sets x->aborted when the budget runs out. */
+static int ladder_search(ladder_t *x, int depth, int defender) {
+    if (depth >= x->limit) return 1;
+    if (x->nodes >= LADDER_BUDGET) { x->aborted = 1; return 0; }
+    const board_t *b = &x->frames[depth];
+    int v = x->target;
+    int def = b->color[v], att = board_other(def);
+    int libs = libs_of(b, v);
+    int16_t moves[BOARD_MAX_AREA];
+    int n = 0;
+    if (defender) {
+        if (libs >= 2) return 0;
+        if (b->ko != BOARD_NONE) return 0;
+        add_capture_moves(b, b->head[v], moves, &n);
+        add_group_libs(b, b->head[v], moves, &n);
+        int lower, upper;
+        libs_bounds(b, moves[n - 1], def, &lower, &upper);
+        if (lower >= 3) return 0;
+        if (n == 1 && upper <= 1) return 1;
+    } else {
+        if (libs <= 1) return 1;
+        if (libs >= 3) return 0;
+        add_group_libs(b, b->head[v], moves, &n);
+        int l0 = immediate_libs(b, moves[0]), l1 = immediate_libs(b, moves[1]);
+        if (l0 == 0 && l1 == 0 && ko_capture(b, moves[0], att) && ko_capture(b, moves[1], att)
+            && libs_after(b, moves[0], def, 3) <= 2 && libs_after(b, moves[1], def, 3) <= 2
+            && !has_capture_moves(b, b->head[v]))
+            return 1;   /* two ko mouths: count it as captured */
+        int s = b->stride, d = moves[0] - moves[1];
+        int adjacent = d == 1 || d == -1 || d == s || d == -s;
+        if (!adjacent) {
+            if (l0 >= 3 && l1 >= 3) return 0;
+            if (l0 >= 3) n = 1;
+            else if (l1 >= 3) { moves[0] = moves[1]; n = 1; }
+        }
+        if (n == 2 && attack_order_key(b, moves[1], def) > attack_order_key(b, moves[0], def)) {
+            int16_t t = moves[0]; moves[0] = moves[1]; moves[1] = t;
+        }
+    }
+    int mover = defender ? def : att;
+    for (int i = 0; i < n; i++) {
+        b = &x->frames[depth];     /* frames may have moved (realloc) */
+        if (!ladder_legal(b, moves[i], mover)) continue;
+        board_t *next = frame(x, depth + 1);
+        if (!next) { x->aborted = 1; return 0; }
+        *next = x->frames[depth];
+        board_play(next, moves[i], mover);
+        x->nodes++;
+        int captured = ladder_search(x, depth + 1, !defender);
+        if (x->aborted) return 0;
+        if (x->nodes >= LADDER_BUDGET) { x->aborted = 1; return 0; }
+        if (defender && !captured) return 0;
+        if (!defender && captured) return 1;
+    }
+    return defender;   /* defender: every escape fails; attacker: no move works */
+}
+
+static int ladder_run(const board_t *start, int v, int clear_ko, int defender_first) {
+    ladder_t x;
+    x.cap = 64;
+    x.frames = malloc((size_t)x.cap * sizeof(board_t));
+    if (!x.frames) return 0;
+    x.nodes = 0;
+    x.aborted = 0;
+    x.target = v;
+    x.limit = start->size * start->size * 3 / 2;
+    x.frames[0] = *start;
+    if (clear_ko) x.frames[0].ko = BOARD_NONE;
+    int r = ladder_search(&x, 0, defender_first);
+    free(x.frames);
+    return x.aborted ? 0 : r;
+}
+
+int kata_ladder_captured(const board_t *b, int v, int *working) {
+    if (working) *working = 0;
+    if (!is_stone(b->color[v])) return 0;
+    int libs = libs_of(b, v);
+    if (libs == 1) return ladder_run(b, v, 1, 1);
+    if (libs != 2) return 0;
+    int16_t lib[BOARD_MAX_AREA];
+    int n = 0;
+    add_group_libs(b, b->head[v], lib, &n);
+    int att = board_other(b->color[v]), mask = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!ladder_legal(b, lib[i], att)) continue;
+        board_t after = *b;
+        board_play(&after, lib[i], att);
+        if (ladder_run(&after, v, 1, 1)) mask |= 1 << i;
+    }
+    if (working) *working = mask;
+    return mask != 0;
+}
+
+void kata_ladders(const board_t *b, int attacked, uint8_t *laddered, uint8_t *working) {
+    int n = b->size;
+    memset(laddered, 0, (size_t)(n * n));
+    if (working) memset(working, 0, (size_t)(n * n));
+    int16_t solved_head[BOARD_MAX_AREA];
+    uint8_t solved_value[BOARD_MAX_AREA];
+    int nsolved = 0;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) {
+            int v = board_point(b, r, c);
+            if (!is_stone(b->color[v])) continue;
+            int libs = libs_of(b, v);
+            if (libs != 1 && libs != 2) continue;
+            int h = b->head[v], known = -1;
+            for (int i = 0; i < nsolved && known < 0; i++)
+                if (solved_head[i] == h) known = solved_value[i];
+            if (known < 0) {
+                int mask = 0;
+                known = kata_ladder_captured(b, v, &mask);
+                solved_head[nsolved] = (int16_t)h;
+                solved_value[nsolved++] = (uint8_t)known;
+                if (known && working && libs == 2 && b->color[v] == attacked) {
+                    int16_t lib[BOARD_MAX_AREA];
+                    int nl = 0;
+                    add_group_libs(b, h, lib, &nl);
+                    for (int i = 0; i < 2; i++)
+                        if (mask & (1 << i)) working[compact(b, lib[i])] = 1;
+                }
+            }
+            if (known) laddered[r * n + c] = 1;
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Area (KataGo's calculateArea): Benson's pass-alive groups and territory for each colour, then
+ * empty regions bordered by one colour only, then the remaining stones as they stand.
+ *
+ * For colour `pla`, a region is a connected set of empty-or-opponent points containing an empty
+ * point.  It is vital to a pla group if every one of its points (every empty one, when suicide
+ * is illegal) touches that group.  Groups with fewer than two vital regions are not pass-alive;
+ * a region touching a group that is not pass-alive stops being vital; repeat.  Regions with at
+ * most one point away from pla stones, touching only pass-alive groups, are pass-alive
+ * territory; so are opponent-free regions touching only pass-alive groups (safe big
+ * territories); other opponent-free regions count for pla where nothing was marked yet. */
+
+typedef struct {
+    int16_t head;          /* first point */
+    int16_t vital[4];      /* pla group heads the region is vital to */
+    uint8_t nvital;
+    uint8_t internal;      /* points not touching pla, capped at 2 */
+    uint8_t has_opp;
+    uint8_t touches_dead;
+} region_t;
+
+static int touches_group_of(const board_t *b, int v, int pla, int head) {
+    NB(b, v, p) if (b->color[p] == pla && b->head[p] == head) return 1;
+    return 0;
+}
+
+static void area_for(const board_t *b, int pla, int suicide_legal, uint8_t *result) {
+    int opp = board_other(pla), n = b->size;
+    int16_t region_of[BOARD_MAX_POINTS];
+    int16_t next_in_region[BOARD_MAX_POINTS];
+    region_t regions[BOARD_MAX_AREA];
+    int nregions = 0, any_pla = 0;
+    for (int v = 0; v < b->stride * b->stride; v++) region_of[v] = -1;
+    int16_t queue[BOARD_MAX_AREA];
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) {
+            int v = board_point(b, r, c);
+            if (b->color[v] == pla) any_pla = 1;
+            if (b->color[v] != EMPTY || region_of[v] >= 0) continue;
+            region_t *g = &regions[nregions];
+            memset(g, 0, sizeof(*g));
+            g->head = (int16_t)v;
+            NB(b, v, p) {
+                if (b->color[p] != pla) continue;
+                int h = b->head[p], dup = 0;
+                for (int i = 0; i < g->nvital && !dup; i++) dup = g->vital[i] == h;
+                if (!dup) g->vital[g->nvital++] = (int16_t)h;
+            }
+            int qh = 0, qt = 0, last = v;
+            queue[qt++] = (int16_t)v;
+            region_of[v] = (int16_t)nregions;
+            while (qh < qt) {
+                int u = queue[qh++];
+                if (g->nvital && (suicide_legal || b->color[u] == EMPTY)) {
+                    int k = 0;
+                    for (int i = 0; i < g->nvital; i++)
+                        if (touches_group_of(b, u, pla, g->vital[i])) g->vital[k++] = g->vital[i];
+                    g->nvital = (uint8_t)k;
+                }
+                int near_pla = 0;
+                NB(b, u, p) near_pla |= b->color[p] == pla;
+                if (!near_pla && g->internal < 2) g->internal++;
+                if (b->color[u] == opp) g->has_opp = 1;
+                if (u != v) { next_in_region[last] = (int16_t)u; last = u; }
+                NB(b, u, p) {
+                    if ((b->color[p] == EMPTY || b->color[p] == opp) && region_of[p] < 0) {
+                        region_of[p] = (int16_t)nregions;
+                        queue[qt++] = (int16_t)p;
+                    }
+                }
+            }
+            next_in_region[last] = (int16_t)v;   /* circular list from the head */
+            nregions++;
+        }
+
+    /* Benson iteration. */
+    int16_t heads[BOARD_MAX_AREA];
+    int nheads = 0;
+    int16_t vital_count[BOARD_MAX_POINTS];
+    uint8_t dead[BOARD_MAX_AREA];
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) {
+            int v = board_point(b, r, c);
+            if (b->color[v] == pla && b->head[v] == v) {
+                vital_count[v] = 0;
+                dead[nheads] = 0;
+                heads[nheads++] = (int16_t)v;
+            }
+        }
+    for (int i = 0; i < nregions; i++)
+        for (int j = 0; j < regions[i].nvital; j++) vital_count[regions[i].vital[j]]++;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < nheads; i++) {
+            if (dead[i] || vital_count[heads[i]] >= 2) continue;
+            dead[i] = 1;
+            changed = 1;
+            int s = heads[i];
+            do {
+                NB(b, s, p) {
+                    int ri = region_of[p];
+                    if (ri < 0 || regions[ri].touches_dead) continue;
+                    regions[ri].touches_dead = 1;
+                    for (int j = 0; j < regions[ri].nvital; j++) vital_count[regions[ri].vital[j]]--;
+                }
+                s = b->next[s];
+            } while (s != heads[i]);
+        }
+    }
+    for (int i = 0; i < nheads; i++) {
+        if (dead[i]) continue;
+        int s = heads[i];
+        do { result[s] = (uint8_t)pla; s = b->next[s]; } while (s != heads[i]);
+    }
+    for (int i = 0; i < nregions && any_pla; i++) {
+        region_t *g = &regions[i];
+        int mark = !g->touches_dead && (g->internal <= 1 || !g->has_opp);
+        int u = g->head;
+        if (mark) {
+            do { result[u] = (uint8_t)pla; u = next_in_region[u]; } while (u != g->head);
+        } else if (!g->has_opp) {
+            do { if (result[u] == EMPTY) result[u] = (uint8_t)pla; u = next_in_region[u]; } while (u != g->head);
+        }
+    }
+}
+
+void kata_area(const board_t *b, int suicide_legal, uint8_t *owner) {
+    uint8_t result[BOARD_MAX_POINTS];
+    memset(result, EMPTY, sizeof(result));
+    area_for(b, BLACK, suicide_legal, result);
+    area_for(b, WHITE, suicide_legal, result);
+    int n = b->size;
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) {
+            int v = board_point(b, r, c);
+            owner[r * n + c] = result[v] != EMPTY ? result[v] : (is_stone(b->color[v]) ? b->color[v] : EMPTY);
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * History: the game's moves, then the path's. */
+
+typedef struct {
+    const game_t *g;
+    const int16_t *path;
+    int npath;
+    int first;              /* first game move that counts (history is cleared before it) */
+    uint64_t path_hash[1025];   /* path_hash[i]: hash before path move i; [npath]: the leaf */
+} hist_t;
+
+static int hist_len(const hist_t *h) { return h->g->nhashes - 1 + h->npath; }
+
+/* Move i (0 = first game move) and its colour. */
+static void hist_move(const hist_t *h, const board_t *leaf_start_colors, int i, int *move, int *color) {
+    int ng = h->g->nhashes - 1;
+    if (i < ng) { *move = h->g->moves[i]; *color = h->g->movers[i]; return; }
+    int k = i - ng;
+    *move = h->path[k];
+    /* path moves alternate from the root's side to move */
+    int root = leaf_start_colors->to_move;
+    *color = (k % 2 == 0) ? root : board_other(root);
+}
+
+static uint64_t hist_hash_before(const hist_t *h, int i) {
+    int ng = h->g->nhashes - 1;
+    return i < ng ? h->g->hashes[i] : h->path_hash[i - ng];
+}
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void fill(float *plane, int area, float value) {
+    for (int i = 0; i < area; i++) plane[i] = value;
+}
+
+/* KataGo's triangle wave of komi parity (global input 18), for komi from the mover's view. */
+static float komi_wave(float self_komi, int area) {
+    int even = area % 2 == 0;
+    float floor_komi = even ? floorf(self_komi / 2.0f) * 2.0f : floorf((self_komi - 1.0f) / 2.0f) * 2.0f + 1.0f;
+    float d = self_komi - floor_komi;
+    if (d < 0.0f) d = 0.0f;
+    if (d > 2.0f) d = 2.0f;
+    if (d < 0.5f) return d;
+    if (d < 1.5f) return 1.0f - d;
+    return d - 2.0f;
+}
+
+int kata_features_after(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
+                        float *out, uint64_t *key) {
+    static const int max_path = 1024;
+    if (npath > max_path) return -1;
+    hist_t *h = malloc(sizeof(hist_t));
+    board_t *boards = malloc(3 * sizeof(board_t));   /* leaf, leaf - 1, leaf - 2 */
+    if (!h || !boards) { free(h); free(boards); return -1; }
+    h->g = g;
+    h->path = path;
+    h->npath = npath;
+    int ngame = g->nhashes - 1;
+    const board_t *root = &g->board;
+    /* KataGo clears the history when the side to move did not follow the last move. */
+    h->first = 0;
+    int cleared = ngame > 0 && g->movers[ngame - 1] == root->to_move;
+    if (cleared) h->first = ngame;
+
+    /* Replay the path, keeping the last three boards. */
+    board_t *cur;
+    board_t *ring[3] = {&boards[0], &boards[1], &boards[2]};
+    *ring[0] = *root;
+    if (cleared) ring[0]->ko = BOARD_NONE;
+    int ri = 0;
+    h->path_hash[0] = root->hash;
+    for (int i = 0; i < npath; i++) {
+        board_t *b = ring[ri];
+        int c = b->to_move;
+        if (path[i] != BOARD_PASS) {
+            if (b->color[path[i]] != EMPTY) { free(h); free(boards); return -1; }
+        }
+        int nx = (ri + 1) % 3;
+        *ring[nx] = *b;
+        board_play(ring[nx], path[i], c);
+        ri = nx;
+        h->path_hash[i + 1] = ring[ri]->hash;
+    }
+    cur = ring[ri];
+    const board_t *prev1 = npath >= 1 ? ring[(ri + 2) % 3] : (ngame - h->first >= 1 ? &g->before[0] : NULL);
+    const board_t *prev2 = npath >= 2 ? ring[(ri + 1) % 3] : npath == 1 ? (ngame - h->first >= 1 ? &g->before[0] : NULL)
+                                                           : (ngame - h->first >= 2 ? &g->before[1] : NULL);
+
+    const board_t *b = cur;
+    int n = b->size, area = n * n;
+    int pla = b->to_move, opp = board_other(pla);
+    int total = hist_len(h);
+    int simple_ko = g->rules.ko_rule == KO_SIMPLE;
+    memset(out, 0, (size_t)KATA_SPATIAL * (size_t)area * sizeof(float));
+    float *glob = out + (size_t)KATA_SPATIAL * (size_t)area;
+    float gv[KATA_GLOBAL];
+    memset(gv, 0, sizeof(gv));
+
+    /* 0-5: board, stones, liberties */
+    for (int r = 0; r < n; r++)
+        for (int c = 0; c < n; c++) {
+            int v = board_point(b, r, c), i = r * n + c;
+            out[i] = 1.0f;
+            int col = b->color[v];
+            if (!is_stone(col)) continue;
+            out[(col == pla ? 1 : 2) * area + i] = 1.0f;
+            int libs = libs_of(b, v);
+            if (libs >= 1 && libs <= 3) out[(2 + libs) * area + i] = 1.0f;
+        }
+
+    /* 6: ko and superko bans */
+    uint64_t ban_hash = 0;
+    if (b->ko != BOARD_NONE) {
+        out[6 * area + compact(b, b->ko)] = 1.0f;
+        ban_hash ^= mix64((uint64_t)b->ko + 0x51ULL);
+    }
+    if (!simple_ko) {
+        for (int r = 0; r < n; r++)
+            for (int c = 0; c < n; c++) {
+                int v = board_point(b, r, c);
+                if (b->color[v] != EMPTY || v == b->ko) continue;
+                /* KataGo never allows single-stone suicide; multi-stone per the rules */
+                int reason = board_check(b, v, pla, g->rules.allow_suicide);
+                if (reason != MOVE_OK) continue;
+                if (g->rules.allow_suicide && board_check(b, v, pla, 0) == MOVE_SUICIDE) {
+                    int own_neighbour = 0;
+                    NB(b, v, p) own_neighbour |= b->color[p] == pla;
+                    if (!own_neighbour) continue;
+                }
+                uint64_t after = board_hash_after(b, v, pla);
+                int seen = 0;
+                for (int i = 0; i <= npath && !seen; i++) seen = h->path_hash[i] == after;
+                if (!seen) {
+                    if (cleared) seen = after == root->hash;
+                    else seen = game_seen(g, after);
+                }
+                if (seen) {
+                    out[6 * area + r * n + c] = 1.0f;
+                    ban_hash ^= mix64((uint64_t)v * 0x9E3779B97F4A7C15ULL + 0x77ULL);
+                }
+            }
+    }
+
+    /* Game end and whether a pass would end it (KataGo: two passes, or under simple ko a pass
+     * by a player who already passed in the same position).  KataGo counts the moves that may
+     * be shown ("valid turns") from the move that follows a finished game, keeping one. */
+    int valid = 0, run = 0;
+    for (int i = h->first; i < total; i++) {
+        int m, c;
+        hist_move(h, root, i, &m, &c);
+        if (run >= 2 && valid > 1) valid = 1;
+        valid++;
+        run = m == BOARD_PASS ? run + 1 : 0;
+    }
+    int last_pass = run >= 1, game_over = run >= 2, spight_now = 0;
+    if (simple_ko) {
+        int lm = 0, lc = 0;
+        if (total > h->first) hist_move(h, root, total - 1, &lm, &lc);
+        for (int i = h->first; i < total; i++) {
+            int m, c;
+            hist_move(h, root, i, &m, &c);
+            if (m != BOARD_PASS) continue;
+            uint64_t before = hist_hash_before(h, i);
+            if (c == pla && before == b->hash) spight_now = 1;
+            /* the last move ended the game if its mover had passed here before */
+            if (i < total - 1 && last_pass && c == lc && before == hist_hash_before(h, total - 1))
+                game_over = 1;
+        }
+    }
+    int pass_ends = last_pass || spight_now;
+
+    /* 9-13 and globals 0-4: the last moves while colours alternate back from the opponent */
+    int max_turns = game_over ? 1 : KATA_HISTORY;
+    if (valid < max_turns) max_turns = valid;
+    int included = 0;
+    uint64_t hist_key = 0;
+    for (int k = 0; k < max_turns; k++) {
+        int m, c;
+        hist_move(h, root, total - 1 - k, &m, &c);
+        if (c != ((k % 2 == 0) ? opp : pla)) break;
+        included = k + 1;
+        if (m == BOARD_PASS) gv[k] = 1.0f;
+        else out[(9 + k) * area + compact(b, m)] = 1.0f;
+        hist_key ^= mix64((uint64_t)(m + 3) * 0x100000001B3ULL + (uint64_t)(k * 4 + c));
+    }
+
+    /* 14-17: ladders now and one and two moves ago */
+    uint8_t lad[BOARD_MAX_AREA], work[BOARD_MAX_AREA];
+    kata_ladders(b, opp, lad, work);
+    for (int i = 0; i < area; i++) {
+        if (lad[i]) out[14 * area + i] = 1.0f;
+        if (work[i]) out[17 * area + i] = 1.0f;
+    }
+    const board_t *lb1 = included >= 1 && prev1 ? prev1 : b;
+    const board_t *lb2 = included >= 2 && prev2 ? prev2 : lb1;
+    kata_ladders(lb1, EMPTY, lad, NULL);
+    for (int i = 0; i < area; i++) if (lad[i]) out[15 * area + i] = 1.0f;
+    if (lb2 != lb1) kata_ladders(lb2, EMPTY, lad, NULL);
+    for (int i = 0; i < area; i++) if (lad[i]) out[16 * area + i] = 1.0f;
+
+    /* 18-19: area */
+    uint8_t owner[BOARD_MAX_AREA];
+    kata_area(b, g->rules.allow_suicide || pass_alive_suicide, owner);
+    for (int i = 0; i < area; i++) {
+        if (owner[i] == pla) out[18 * area + i] = 1.0f;
+        else if (owner[i] == opp) out[19 * area + i] = 1.0f;
+    }
+
+    /* globals */
+    float self_komi = pla == WHITE ? g->rules.komi : -g->rules.komi;
+    float clip = (float)area + 20.0f;
+    if (self_komi > clip) self_komi = clip;
+    if (self_komi < -clip) self_komi = -clip;
+    gv[5] = self_komi / 20.0f;
+    if (!simple_ko) { gv[6] = 1.0f; gv[7] = 0.5f; }
+    if (g->rules.allow_suicide) gv[8] = 1.0f;
+    gv[14] = pass_ends ? 1.0f : 0.0f;
+    gv[18] = komi_wave(self_komi, area);
+    for (int i = 0; i < KATA_GLOBAL; i++) fill(glob + (size_t)i * (size_t)area, area, gv[i]);
+
+    if (key) {
+        uint64_t k = mix64(b->hash ^ 0x4B415441ULL) ^ mix64((uint64_t)pla * 0x1234567ULL + (uint64_t)n);
+        k ^= ban_hash ^ hist_key;
+        k ^= mix64((uint64_t)included + 0xABCULL);
+        if (included >= 1 && prev1) k ^= mix64(prev1->hash + (uint64_t)(prev1->ko + 2) * 0x9E37ULL + 1);
+        if (included >= 2 && prev2) k ^= mix64(prev2->hash + (uint64_t)(prev2->ko + 2) * 0x9E37ULL + 2);
+        int komi2 = (int)lrintf(g->rules.komi * 2.0f);
+        k ^= mix64((uint64_t)(komi2 + 100000) * 0xD6E8FEB86659FD93ULL);
+        k ^= mix64((uint64_t)(g->rules.ko_rule * 4 + g->rules.allow_suicide * 2 + pass_alive_suicide) + 0xFEEDULL);
+        k ^= mix64((uint64_t)(pass_ends * 2 + game_over) + 0xBEEFULL);
+        *key = k;
+    }
+    free(h);
+    free(boards);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Game-level views for Python and tests. */
+
+void kata_game_area(const game_t *g, int suicide_legal, uint8_t *owner) {
+    kata_area(&g->board, suicide_legal, owner);
+}
+
+void kata_game_ladders(const game_t *g, int attacked, uint8_t *laddered, uint8_t *working) {
+    kata_ladders(&g->board, attacked, laddered, working);
+}
+
+int kata_game_features(const game_t *g, int pass_alive_suicide, float *out, uint64_t *key) {
+    return kata_features_after(g, NULL, 0, pass_alive_suicide, out, key);
+}

@@ -1,0 +1,65 @@
+/* kata_features.h - KataGo's input features (version 7 inputs, model versions 8-17), computed
+ * as KataGo's nninputs.cpp does for area scoring without tax, button or encore (the rules this
+ * engine plays: simple ko or positional superko, suicide per rules_t, komi).
+ *
+ * Output: 41 planes [plane][row][col] (row 0 = top): KataGo's 22 spatial planes, then its 19
+ * global inputs, each written as a constant plane.
+ *   0 on board          1 own stones        2 opponent stones
+ *   3-5 stones (either colour) in groups with 1 / 2 / 3 liberties
+ *   6 simple-ko point and, under positional superko, points superko bans for the side to move
+ *   7-8 encore ko planes (always 0 here)
+ *   9-13 the last five moves (9 = the opponent's last move, 10 = own move before it, ...),
+ *        following the alternation back only while colours alternate
+ *   14 stones in a working ladder (1 liberty, or 2 liberties with a capturing first move)
+ *   15, 16 the same for the positions 1 and 2 moves earlier
+ *   17 moves that start a working ladder against an opponent group with 2 liberties
+ *   18, 19 own / opponent area: pass-alive stones and territory (Benson), empty regions
+ *        bordered by one colour, other stones as they stand
+ *   20-21 encore start stones (always 0 here)
+ * Globals (planes 22 + i):
+ *   0-4 which of the last five moves (as above) were passes   5 komi from the mover's view / 20
+ *   6-7 ko rule (0,0 simple; 1,0.5 positional)   8 multi-stone suicide legal
+ *   9-13 territory scoring, tax, encore (always 0 here)   14 a pass now would end the game
+ *   15-17 playout doubling, button (always 0)   18 komi parity wave (see kata_features.c)
+ * History (moves, earlier positions, superko, passes) comes from the game and the moves played
+ * after it; a game whose side to move did not follow its last move is featurized with its
+ * history cleared, as KataGo does when asked to evaluate for the other colour. */
+#ifndef GO_KATA_FEATURES_H
+#define GO_KATA_FEATURES_H
+
+#include "game.h"
+
+#define KATA_SPATIAL 22
+#define KATA_GLOBAL 19
+#define KATA_PLANES (KATA_SPATIAL + KATA_GLOBAL)
+#define KATA_HISTORY 5
+
+/* Writes the planes of the position reached from game g by the npath moves path[0..npath-1]
+ * (padded points or BOARD_PASS, each played by the side to move, as the search does) into
+ * out[KATA_PLANES * N * N]; pass_alive_suicide computes the area planes as if multi-stone
+ * suicide were legal (nets that ask for it).  If key is non-NULL it receives a 64-bit key of
+ * everything the planes depend on.  Returns 0, or -1 if a path move is illegal. */
+int kata_features_after(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
+                        float *out, uint64_t *key);
+
+/* KataGo's area of board b: owner[N*N] (compact) gets BLACK/WHITE/EMPTY for every point:
+ * pass-alive stones and territory (Benson), empty regions bordered by one colour only,
+ * remaining stones as they stand.  suicide_legal: multi-stone suicide allowed. */
+void kata_area(const board_t *b, int suicide_legal, uint8_t *owner);
+
+/* Ladder status of every stone of board b: laddered[N*N] (compact) gets 1 on stones of groups
+ * in a working ladder; working[N*N] (may be NULL) gets 1 on the moves that start a working
+ * ladder against groups with 2 liberties of colour `attacked` (EMPTY: none). */
+void kata_ladders(const board_t *b, int attacked, uint8_t *laddered, uint8_t *working);
+
+/* 1 if the group at padded point v (which must hold a stone) is captured in a ladder with
+ * its owner to move (1 liberty) or its opponent to move (2 liberties), else 0; for 2
+ * liberties, *working (may be NULL) gets a bit mask: 1 = first liberty, 2 = second works. */
+int kata_ladder_captured(const board_t *b, int v, int *working);
+
+/* The same for the current position of game g (Python and tests). */
+void kata_game_area(const game_t *g, int suicide_legal, uint8_t *owner);
+void kata_game_ladders(const game_t *g, int attacked, uint8_t *laddered, uint8_t *working);
+int kata_game_features(const game_t *g, int pass_alive_suicide, float *out, uint64_t *key);
+
+#endif
