@@ -98,7 +98,17 @@ GTP:
     p.add_argument("--time", type=_positive_float, metavar="SECONDS",
                    help="seconds per move (a clock set by the controller may allow less)")
     p.add_argument("--threads", type=_positive_int,
-                   help="torch threads for the network (default: torch's own choice)")
+                   help="search threads, each with its own batch of positions in the network at "
+                        "once (on a CPU each runs the network on one core); default: the cores "
+                        "this process may use (2 on CUDA).  With 1 thread and --visits the engine "
+                        "is deterministic")
+    p.add_argument("--precision", default="auto", type=str.lower,
+                   choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw"),
+                   help="network precision: auto (default) measures fp32, bf16 (and fp16 on CUDA) "
+                        "and memory layouts once per machine and net shape, keeps the fastest whose "
+                        "outputs stay within tolerance of fp32, and caches the choice in "
+                        "$XDG_CACHE_HOME/goengine (~/.cache/goengine); or force one.  The choice "
+                        "is printed on stderr at start")
     p.add_argument("--batch", type=_positive_int, default=16,
                    help="most positions per network call (default 16)")
     p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
@@ -165,15 +175,21 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         rnd = ev_mod.RandomEvaluator(seed=seed)
         return lambda size: rnd
 
-    def torch_evaluator(model) -> Any:
-        return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, threads=args.threads)
+    def torch_evaluator(model, size: int) -> Any:
+        from engine.precision import choose_precision, evaluator_kwargs
+        choice = choose_precision(model, args.device, size, getattr(args, "batch", 16),
+                                  getattr(args, "precision", "auto"), log=warn)
+        warn(choice.describe())
+        return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, **evaluator_kwargs(choice))
 
     if spec is not None:
         from engine import weights as weights_mod
         model, meta = weights_mod.load_any(spec)      # WeightsError (ValueError) names the file
         sizes = meta.get("board_sizes") or []
         fixed = meta.get("feature_set") == "lz18"     # Leela Zero nets have 19x19 FC heads
-        evaluator = torch_evaluator(model)
+        if fixed and args.size not in (sizes or [19]):
+            raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
+        evaluator = torch_evaluator(model, args.size)
 
         def for_size(size: int) -> Any:
             if fixed and size not in (sizes or [19]):
@@ -198,9 +214,25 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
                 model, meta = weights_mod.load_any(path)
                 if meta.get("feature_set") == "lz18" and size != 19:
                     raise ValueError(f"{path} plays 19x19 only")
-            cache[key] = torch_evaluator(model)
+            cache[key] = torch_evaluator(model, size)
         return cache[key]
     return default_for
+
+
+def default_threads(device: str | None) -> int:
+    """Search threads when --threads is not given: the cores this process may use (at most 16),
+    2 on CUDA (one batch in the GPU while the other is collected)."""
+    if device is not None and str(device).startswith("cuda"):
+        return 2
+    if device is None:
+        import torch
+        if torch.cuda.is_available():
+            return 2
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(16, cores))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,9 +244,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     def warn(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    if args.threads is not None:
+    uses_torch = args.weights not in ("uniform", "random")
+    if args.threads is None:
+        args.threads = default_threads(args.device) if uses_torch else 1
+    if uses_torch:
         import torch
-        torch.set_num_threads(args.threads)
+        # The parallelism is the search threads': each runs its own forward passes on one core.
+        torch.set_num_threads(1)
     log = None
     if args.log:
         try:
@@ -231,7 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = EngineConfig(size=args.size, komi=args.komi, rules=args.rules, visits=args.visits,
                           playouts=args.playouts, seconds=args.time, batch=args.batch,
                           resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
-                          seed=args.seed, quiet=args.quiet, search=SearchParams())
+                          seed=args.seed, quiet=args.quiet, search=SearchParams(),
+                          threads=args.threads)
     try:
         factory = make_evaluator_factory(args, warn)
         gtp = GTPEngine(factory, config, log=log)

@@ -76,61 +76,134 @@ def bench_search(args) -> dict:
     return out
 
 
+def raw_rate(forward, rows: int, threads: int, seconds: float) -> tuple[float, float]:
+    """(evals/s, CPU seconds per eval) of ``threads`` threads each calling ``forward()`` (``rows``
+    positions a call) as fast as they can for about ``seconds``: the most the network gives
+    the engine's search threads."""
+    import threading
+
+    stop = threading.Event()
+    counts = [0] * threads
+    start = threading.Barrier(threads + 1)
+
+    def loop(i: int) -> None:
+        start.wait()
+        while not stop.is_set():
+            forward()
+            counts[i] += 1
+
+    workers = [threading.Thread(target=loop, args=(i,), daemon=True) for i in range(threads)]
+    for w in workers:
+        w.start()
+    start.wait()
+    c0, t0 = time.process_time(), time.perf_counter()
+    time.sleep(seconds)
+    stop.set()
+    for w in workers:
+        w.join()
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    evals = sum(counts) * rows
+    return evals / dt, cpu / max(1, evals)
+
+
 def bench_net(args) -> dict:
-    """Raw forward evals/s of a net at several batches vs the engine's visits/s with it."""
+    """Raw forward evals/s of a net vs the engine's visits/s with it, same batch and threads.
+
+    The engine is what ``python -m engine`` runs: ``threads`` search threads on one tree, each
+    with its own batch of ``batch`` leaves in flight, one torch thread each, the measured
+    precision (engine.precision), random symmetries and the evaluation cache.  "Raw" is the bare
+    forward pass (input already a tensor, no symmetry, no cache) of ``threads`` threads each
+    running batches of the same size.  Both run in ``rounds`` alternating slices (the machine's
+    load changes); the ratio is the median of the per-round ratios.  Raw rates at other batches
+    (``batches``) are printed for reference."""
+    import statistics
+
     import torch
     from engine.core import Game, SearchParams
     from engine.evaluator import TorchEvaluator
     from engine.network import NetConfig, Network
     from engine.player import Player
+    from engine.precision import Precision, choose_precision
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(1)
     torch.manual_seed(0)
-    out = {"bench": "net", "threads": args.threads, "dtype": args.dtype, "results": []}
+    threads = max(1, int(args.threads))
+    out = {"bench": "net", "threads": threads, "batch": args.batch, "precision": args.dtype,
+           "cpu": _cpu_model(), "load": _load(), "results": []}
+    print(f"engine visits/s vs raw forward evals/s: {threads} thread(s), batch {args.batch}; CPU "
+          f"{out['cpu']}; load {out['load']}", flush=True)
     for spec in args.nets:
         blocks, filters = (int(x) for x in spec.lower().split("x"))
         model = Network(NetConfig(blocks=blocks, filters=filters))
         model.eval()
         for size in args.sizes:
-            ev = TorchEvaluator(model, dtype=args.dtype, symmetries="random", cache_size=0,
-                                device=args.device)
+            option = "auto" if args.dtype in ("auto", "engine") else args.dtype
+            choice = choose_precision(model, args.device, size, args.batch, option)
+            prec: Precision = choice.precision
+            ev = TorchEvaluator(model, dtype=prec.dtype, channels_last=prec.channels_last,
+                                device=args.device, seed=1)
+            bare = TorchEvaluator(model, dtype=prec.dtype, channels_last=prec.channels_last,
+                                  symmetries="none", cache_size=0, device=args.device)
             planes_n = model.config.in_planes
-            raw = {}
-            for b in args.batches:
-                x = np.random.default_rng(0).random((b, planes_n, size, size), dtype=np.float32).round()
-                ev.evaluate(x)                              # warm up
-                n = 0
-                t0 = time.perf_counter()
-                while time.perf_counter() - t0 < args.seconds or n < 2 * b:
-                    ev.evaluate(x)
-                    n += b
-                raw[b] = n / (time.perf_counter() - t0)
-            player = Player(ev, SearchParams(), batch=args.batch, seed=1)
-            game = Game(size)
-            player.search(game, visits=args.batch * 4)      # warm up
-            player.clear()
-            t0 = time.perf_counter()
-            res = player.search(game, seconds=args.seconds)
-            dt = time.perf_counter() - t0
-            engine_rate = res.playouts / dt
-            raw_at_batch = raw.get(args.batch)
-            if raw_at_batch is None:
-                x = np.zeros((args.batch, planes_n, size, size), np.float32)
-                n = 0
-                t0 = time.perf_counter()
-                while time.perf_counter() - t0 < args.seconds:
-                    ev.evaluate(x)
-                    n += args.batch
-                raw_at_batch = n / (time.perf_counter() - t0)
-            ratio = engine_rate / raw_at_batch
-            row = {"net": spec, "size": size, "raw_evals_per_s": {str(k): round(v, 1) for k, v in raw.items()},
-                   "engine_visits_per_s": round(engine_rate, 1), "batch": args.batch,
-                   "ratio": round(ratio, 3)}
+
+            def forward_of(b: int):
+                x = torch.from_numpy(np.random.default_rng(0).random((b, planes_n, size, size),
+                                                                     dtype=np.float32).round()).to(bare.device)
+                bare._infer(x)                                   # warm up
+                return lambda: bare._infer(x)
+
+            raw_other = {b: raw_rate(forward_of(b), b, threads, min(1.0, args.seconds))[0]
+                         for b in args.batches if b != args.batch}
+            forward = forward_of(args.batch)
+            player = Player(ev, SearchParams(), batch=args.batch, seed=1, threads=threads)
+            player.search(Game(size), visits=args.batch * 4 * threads)      # warm up
+            raws, engines, ratios, raw_cpu, eng_cpu = [], [], [], [], []
+            for _ in range(max(1, args.rounds)):
+                r, c = raw_rate(forward, args.batch, threads, args.seconds)
+                raws.append(r)
+                raw_cpu.append(c)
+                player.clear()
+                ev.clear_cache()
+                c0, t0 = time.process_time(), time.perf_counter()
+                res = player.search(Game(size), seconds=args.seconds)
+                dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+                engines.append(res.playouts / dt)
+                eng_cpu.append(cpu / max(1, res.playouts))
+                ratios.append(engines[-1] / raws[-1])
+            player.close()
+            ratio = statistics.median(ratios)
+            cpu_ratio = statistics.median(raw_cpu) / statistics.median(eng_cpu)
+            row = {"net": spec, "size": size, "precision": prec.label, "precision_source": choice.source,
+                   "raw_evals_per_s": round(statistics.median(raws), 1),
+                   "engine_visits_per_s": round(statistics.median(engines), 1),
+                   "ratio": round(ratio, 3), "ratios": [round(x, 3) for x in ratios],
+                   "cpu_ratio": round(cpu_ratio, 3),
+                   "raw_other_batches": {str(k): round(v, 1) for k, v in raw_other.items()}}
             out["results"].append(row)
-            raws = "  ".join(f"b{k}: {v:7.1f}" for k, v in raw.items())
-            print(f"{spec:>7} {size}x{size}: raw {raws} | engine {engine_rate:7.1f} visits/s at batch "
-                  f"{args.batch} | ratio {ratio:.2f}")
+            others = "  ".join(f"b{k}: {v:,.0f}" for k, v in raw_other.items())
+            print(f"{spec:>7} {size}x{size} {prec.label:9s}: raw {row['raw_evals_per_s']:8,.1f}/s | engine "
+                  f"{row['engine_visits_per_s']:8,.1f} visits/s | ratio {ratio:.2f} (rounds "
+                  f"{', '.join(f'{x:.2f}' for x in ratios)}; per CPU-second {cpu_ratio:.2f}) | raw at {others}",
+                  flush=True)
+    out["load_end"] = _load()
+    worst = min((r["ratio"] for r in out["results"]), default=None)
+    if worst is not None:
+        out["target"] = {"ratio": 0.9, "worst": worst, "met": worst >= 0.9}
+        print(f"target: engine >= 0.90 x raw: {'met' if worst >= 0.9 else 'NOT met'} (worst {worst:.2f}); "
+              f"load {out['load']} -> {out['load_end']}")
     return out
+
+
+def _cpu_model() -> str:
+    from engine.lz_bench import _cpu_name
+    return _cpu_name()
+
+
+def _load() -> float:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return -1.0
 
 
 def bench_vs_leelaz(args) -> dict:
@@ -152,23 +225,30 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("net", help="raw network evals/s vs engine visits/s with that net")
     p.add_argument("--nets", nargs="+", default=["6x64", "10x128"], help="BLOCKSxFILTERS")
     p.add_argument("--sizes", type=int, nargs="+", default=[9, 19])
-    p.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 128])
-    p.add_argument("--batch", type=int, default=16, help="engine search batch")
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--seconds", type=float, default=4.0)
-    p.add_argument("--dtype", default="auto", help="auto|float32|bfloat16|float16")
+    p.add_argument("--batches", type=int, nargs="+", default=[8, 32],
+                   help="other batches whose raw rate is printed for reference")
+    p.add_argument("--batch", type=int, default=16, help="engine search batch (per thread)")
+    p.add_argument("--threads", type=int, default=2, help="search threads = raw forward threads")
+    p.add_argument("--seconds", type=float, default=4.0, help="per round and side")
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--dtype", default="auto",
+                   help="auto (the engine's measured precision) | fp32 | fp32-nchw | bf16 | fp16")
     p.add_argument("--device", default=None)
     p = sub.add_parser("vs-leelaz", help="visits/s against leelaz on the same random LZ net")
     p.add_argument("--nets", nargs="+", default=["6x64", "10x128"])
     p.add_argument("--visits", type=int, default=1600)
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--dtype", default="auto")
+    p.add_argument("--dtype", default="engine",
+                   help="engine (default: the engine's measured precision, engine.precision) | auto "
+                        "(measure fp32 and bf16 both) | fp32 | bf16")
     p.add_argument("--leelaz", default="/usr/games/leelaz")
     p.add_argument("--repeats", type=int, default=2, help="rounds per setting (order alternates)")
-    p.add_argument("--parallel", choices=["split", "intra", "both"], default="split",
-                   help="how our engine uses >1 thread: split batches over single-threaded torch "
-                        "workers, torch's own intra-op threads, or measure both")
+    p.add_argument("--parallel", choices=["threads", "split", "intra", "all"], default="threads",
+                   help="how our engine uses >1 thread: threads (default, the engine's: search "
+                        "threads each with its own batch in flight), split (each batch cut over "
+                        "single-threaded torch workers), intra (torch's own intra-op threads), "
+                        "or measure all three")
     p.add_argument("--compile", action="store_true", help="also try torch.compile on our net")
     p.add_argument("--symmetries", choices=["random", "none"], default="random")
     p.add_argument("--seed", type=int, default=1, help="seed of the random LZ nets")

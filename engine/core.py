@@ -420,33 +420,95 @@ class ChildStats:
         return (self.q + 1.0) / 2.0
 
 
+MAX_SLOTS = int(lib.SEARCH_MAX_SLOTS)
+
+
 class Search:
     """A PUCT tree over a copy of ``game``, evaluated in batches by the caller.
 
     ``collect(max_leaves)`` fills :attr:`planes` (and :attr:`keys`) with up to ``max_batch``
     leaves; the caller runs the network and calls ``backup(policy_logits, values)``.
+
+    With ``slots`` > 1 several batches can be pending at once: ``collect(n, slot=i)`` fills
+    ``slot_planes(i)``/``slot_keys(i)`` and ``backup(policy, values, slot=i)`` backs that batch
+    up, in any order relative to the other slots.  Calls on one Search must not overlap (hold a
+    lock around each collect/backup; the forward pass in between needs no lock).
     """
 
     def __init__(self, game: Game, params: SearchParams | None = None, feature_set: str = "rich",
-                 max_batch: int = 16, seed: int = 0):
+                 max_batch: int = 16, seed: int = 0, slots: int = 1):
         self.params = params or SearchParams()
         self.feature_set = feature_set
         self.size = game.size
         self.max_batch = int(max_batch)
         if self.max_batch < 1:
             raise ValueError("max_batch must be >= 1")
+        if not 1 <= int(slots) <= MAX_SLOTS:
+            raise ValueError(f"slots must be 1..{MAX_SLOTS}")
         self.game = game.copy()
         ptr = lib.search_new(game._ptr, self.params._c(), _feature_id(feature_set), self.max_batch,
                              seed & 0xFFFFFFFFFFFFFFFF)
         if ptr == ffi.NULL:
             raise MemoryError("could not allocate a search")
         self._ptr = ffi.gc(ptr, lib.search_free)
-        planes = lib.features_planes(_feature_id(feature_set))
-        self.planes = np.zeros((self.max_batch, planes, self.size, self.size), dtype=np.float32)
-        self.keys = np.zeros(self.max_batch, dtype=np.uint64)
-        self._planes_c = ffi.from_buffer("float[]", self.planes)
-        self._keys_c = ffi.from_buffer("uint64_t[]", self.keys)
-        self.pending = 0
+        self._nplanes = lib.features_planes(_feature_id(feature_set))
+        self._bufs: list[tuple] = []
+        self._pending: list[int] = []
+        self.set_slots(int(slots))
+
+    def set_slots(self, slots: int) -> None:
+        """Number of batches that may be pending at once (1..MAX_SLOTS); none may be pending."""
+        if not 1 <= int(slots) <= MAX_SLOTS:
+            raise ValueError(f"slots must be 1..{MAX_SLOTS}")
+        if lib.search_set_slots(self._ptr, int(slots)) != 0:
+            raise RuntimeError("cannot change slots while leaves are pending (or out of memory)")
+        while len(self._bufs) < slots:
+            planes = np.zeros((self.max_batch, self._nplanes, self.size, self.size), dtype=np.float32)
+            keys = np.zeros(self.max_batch, dtype=np.uint64)
+            self._bufs.append((planes, keys, ffi.from_buffer("float[]", planes),
+                               ffi.from_buffer("uint64_t[]", keys)))
+            self._pending.append(0)
+        del self._bufs[slots:]
+        del self._pending[slots:]
+        self.planes, self.keys = self._bufs[0][0], self._bufs[0][1]
+
+    @property
+    def slots(self) -> int:
+        return len(self._bufs)
+
+    def slot_planes(self, slot: int) -> np.ndarray:
+        """The input planes buffer of ``slot`` (its first ``pending_in(slot)`` rows are pending)."""
+        return self._bufs[slot][0]
+
+    def slot_keys(self, slot: int) -> np.ndarray:
+        return self._bufs[slot][1]
+
+    def pending_in(self, slot: int) -> int:
+        """Leaves pending in ``slot``."""
+        return self._pending[slot]
+
+    @property
+    def pending(self) -> int:
+        """Leaves pending in slot 0."""
+        return self._pending[0]
+
+    @pending.setter
+    def pending(self, n: int) -> None:
+        self._pending[0] = int(n)
+
+    @property
+    def pending_total(self) -> int:
+        """Leaves pending in all slots."""
+        return sum(self._pending)
+
+    def cancel(self, slot: int = 0) -> None:
+        """Withdraws the leaves pending in ``slot`` (virtual loss removed, nothing backed up)."""
+        lib.search_cancel_slot(self._ptr, int(slot))
+        self._pending[slot] = 0
+
+    def check(self) -> int:
+        """0 when the tree's counters are consistent (see search_check in src_c/search.h)."""
+        return int(lib.search_check(self._ptr))
 
     def set_params(self, params: SearchParams) -> None:
         self.params = params
@@ -459,7 +521,7 @@ class Search:
         if lib.search_set_game(self._ptr, game._ptr) != 0:
             raise MemoryError("could not reset the search")
         self.game = game.copy()
-        self.pending = 0
+        self._pending = [0] * len(self._pending)
 
     def advance(self, point: int, color: int | None = None) -> None:
         """Plays a move at the root, keeping the matching subtree (tree reuse)."""
@@ -501,22 +563,31 @@ class Search:
                                      ffi.from_buffer("float[]", prior), ffi.from_buffer("float[]", lcb), cap)
         return moves[:k], visits[:k], q[:k], prior[:k]
 
-    def collect(self, max_leaves: int | None = None) -> int:
-        n = lib.search_collect(self._ptr, self.max_batch if max_leaves is None else int(max_leaves),
-                               self._planes_c, self._keys_c)
-        self.pending = n
+    def collect(self, max_leaves: int | None = None, slot: int = 0) -> int:
+        """Collects up to ``max_leaves`` (default ``max_batch``) leaves into ``slot``'s buffers;
+        leaves still pending in that slot are cancelled first.  Returns how many are pending."""
+        buf = self._bufs[slot]
+        n = lib.search_collect_slot(self._ptr, int(slot),
+                                    self.max_batch if max_leaves is None else int(max_leaves),
+                                    buf[2], buf[3])
+        if n < 0:
+            raise ValueError(f"bad slot {slot}")
+        self._pending[slot] = n
         return n
 
-    def backup(self, policy: np.ndarray, values: np.ndarray) -> None:
-        n = self.pending
+    def backup(self, policy: np.ndarray, values: np.ndarray, slot: int = 0) -> None:
+        """Backs up the network's policy logits and values of the leaves pending in ``slot``."""
+        n = self._pending[slot]
         policy = np.ascontiguousarray(policy[:n], dtype=np.float32)
         values = np.ascontiguousarray(values[:n], dtype=np.float32)
         if policy.shape != (n, self.size * self.size + 1):
             raise ValueError(f"policy must have shape ({n}, {self.size * self.size + 1})")
-        if lib.search_backup(self._ptr, ffi.from_buffer("float[]", policy),
-                             ffi.from_buffer("float[]", values), n) != 0:
+        if values.shape != (n,):
+            raise ValueError(f"values must have shape ({n},)")
+        if lib.search_backup_slot(self._ptr, int(slot), ffi.from_buffer("float[]", policy),
+                                  ffi.from_buffer("float[]", values), n) != 0:
             raise RuntimeError("backup does not match the pending leaves")
-        self.pending = 0
+        self._pending[slot] = 0
 
     @property
     def visits(self) -> int:

@@ -264,7 +264,8 @@ class TorchEvaluator:
         policy, value = out[0].float(), out[1].float().reshape(-1)
         ownership = out[2].float() if len(out) == 4 and out[2] is not None else None
         score = out[3].float().reshape(-1) if len(out) == 4 and out[3] is not None else None
-        self.positions_evaluated += x.shape[0]
+        with self._lock:
+            self.positions_evaluated += x.shape[0]
         return policy, value, ownership, score
 
     def _infer_chunked(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:

@@ -199,6 +199,7 @@ class EngineConfig:
     playouts: Optional[int] = None    # new visits per move
     seconds: Optional[float] = None   # seconds per move (the clock may allow less)
     batch: int = 16                   # leaves per network call
+    threads: int = 1                  # search threads, each with its own batch in flight
     resign: float = 0.05              # resign below this winrate (0 disables)
     ponder: bool = False              # search on the opponent's time after genmove
     lag_buffer: float = 1.0           # seconds kept in reserve on every move under a clock
@@ -379,7 +380,7 @@ class GTPEngine:
         key = id(ev)
         if key not in self._players:
             self._players[key] = Player(ev, self._search_params(), batch=self.config.batch,
-                                        seed=self.config.seed)
+                                        seed=self.config.seed, threads=self.config.threads)
         self.evaluator = ev
         self.player = self._players[key]
 

@@ -9,21 +9,25 @@ is written to a temporary directory. Then, for each thread count, the same posit
   ``"V visits, N nodes, P playouts, R n/s"`` where ``R = P / search seconds``; we also time the
   ``genmove`` round trip ourselves (weights are loaded before the clock starts);
 * our engine: :class:`engine.player.Player` with a :class:`engine.evaluator.TorchEvaluator` on
-  :class:`engine.lzweights.LZNet` loaded from the same file, ``torch.set_num_threads(THREADS)``,
-  ``batch`` leaves per network call, one warm-up search of another position first (and the
-  evaluation cache cleared afterwards, so that both engines start with an empty cache). Our rate
-  is playouts added / wall time of ``Player.search``.
+  :class:`engine.lzweights.LZNet` loaded from the same file, set up as ``python -m engine``
+  does by default: THREADS search threads on one tree, each with its own batch of ``batch``
+  leaves in flight and one torch thread, and the engine's measured precision
+  (:mod:`engine.precision`); one warm-up search of another position first (and the evaluation
+  cache cleared afterwards, so that both engines start with an empty cache). Our rate is
+  playouts added / wall time of ``Player.search``.
 
 The machine this runs on is usually shared, so the two engines run alternately and the whole
 round is repeated (``args.repeats``, default 2); every run is reported, and the ratio is the
 median of the per-round ratios (ours / leelaz's n/s within the same round). Both engines' CPU
 seconds are measured too (``/proc/PID/stat`` for leelaz, ``time.process_time`` for us): visits
 per CPU-second is the figure that load from other processes disturbs least.
-``dtype "auto"`` measures float32 and bfloat16 (autocast, channels-last) and uses the faster one
-that is accurate (bfloat16 is checked against float32 on positions from random games first).
-With more than one thread our engine cuts each batch into one slice per thread
-(:class:`SplitEvaluator`); ``args.parallel = "intra"`` (or "both") measures torch's own
-intra-op threading instead.
+``dtype "engine"`` (the default) uses the engine's own measured precision; ``"auto"`` measures
+float32 and bfloat16 (autocast, channels-last) both and reports the faster one that is accurate
+(bfloat16 is checked against float32 on positions from random games first).
+With more than one thread our engine runs that many search threads (``args.parallel =
+"threads"``, the engine's way); "split" instead cuts each batch into one slice per thread
+(:class:`SplitEvaluator`: the slices meet once per batch, so the faster waits for the slower),
+"intra" uses torch's own intra-op threading, "all" measures the three.
 
 Result: a dict (printed as JSON by ``engine.bench``) with one row per (net, threads).
 
@@ -307,7 +311,7 @@ class SplitEvaluator:
             self._pool = None
 
 
-PARALLEL_MODES = ("split", "intra")
+PARALLEL_MODES = ("threads", "split", "intra")
 
 _COMPILED: dict[tuple[int, int], Any] = {}
 
@@ -365,13 +369,16 @@ def compiled_model(model, rows: int):
 
 
 def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
-             symmetries: str = "random", seed: int = 1, parallel: str = "split",
+             symmetries: str = "random", seed: int = 1, parallel: str = "threads",
              compiled: bool = False) -> dict[str, Any]:
     """Search the empty 19x19 board (Black, komi 7.5) for ``visits`` with our engine.
 
-    ``parallel`` says how ``threads`` > 1 are used: "split" (:class:`SplitEvaluator`, each batch
-    cut into ``threads`` slices evaluated concurrently, torch at one thread each) or "intra"
-    (``torch.set_num_threads(threads)``: one forward pass per batch, parallel inside the ops).
+    ``dtype``: a precision label (fp32, bf16, fp16, fp32-nchw; :class:`engine.precision.Precision`).
+    ``parallel`` says how ``threads`` > 1 are used: "threads" (the engine's: ``threads`` search
+    threads on one tree, each with its own batch in flight, torch at one thread each), "split"
+    (:class:`SplitEvaluator`, each batch cut into ``threads`` slices evaluated concurrently,
+    torch at one thread each) or "intra" (``torch.set_num_threads(threads)``: one forward pass
+    per batch, parallel inside the ops).
     ``compiled``: run the net through :func:`compiled_model` (float32 only).
     A fresh evaluator is built (empty cache); one warm-up search of another position first
     creates the oneDNN kernels, then the cache and tree are cleared. Returns the playouts, wall
@@ -383,23 +390,27 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
     from engine.core import Game, Rules, SearchParams
     from engine.evaluator import TorchEvaluator
     from engine.player import Player
+    from engine.precision import Precision
 
+    precision = Precision.parse(dtype)
     old_threads = torch.get_num_threads()
     split = parallel == "split" and threads > 1
-    torch.set_num_threads(1 if split else threads)
+    searchers = threads if parallel == "threads" else 1
+    torch.set_num_threads(threads if parallel == "intra" else 1)
     splitter = None
+    player = None
     compile_seconds = None
     try:
         net = model
         if compiled:
-            if dtype != "fp32":
+            if precision.dtype != "fp32":
                 raise ValueError("compiled runs use float32")
             rows = -(-batch // threads) if split else batch
             net, compile_seconds = compiled_model(model, rows)
-        ev = TorchEvaluator(net, dtype=dtype, symmetries=symmetries, cache_size=400_000,
-                            device="cpu", seed=seed)
+        ev = TorchEvaluator(net, dtype=precision.dtype, channels_last=precision.channels_last,
+                            symmetries=symmetries, cache_size=400_000, device="cpu", seed=seed)
         splitter = SplitEvaluator(ev, threads) if split else None
-        player = Player(splitter or ev, SearchParams(), batch=batch, seed=seed)
+        player = Player(splitter or ev, SearchParams(), batch=batch, seed=seed, threads=searchers)
         rules = Rules.preset("chinese", komi=KOMI)
         warm = Game(19, rules)
         warm.play(3 * 19 + 3)                   # another position, so nothing carries over
@@ -416,6 +427,8 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
     finally:
         if splitter is not None:
             splitter.close()
+        if player is not None:
+            player.close()
         torch.set_num_threads(old_threads)
     from engine.coords import to_gtp
     return {"playouts": result.playouts, "visits": result.visits, "seconds": round(seconds, 3),
@@ -447,22 +460,32 @@ def _load() -> float:
         return -1.0
 
 
-def _dtypes(requested: str) -> list[str]:
+def _dtypes(requested: str, model=None, batch: int = 16) -> list[str]:
+    """Precision labels to measure: "auto" = fp32 and bf16; "engine" = the engine's measured
+    choice for ``model`` at 19x19 (engine.precision, cached); or one given precision."""
     r = (requested or "auto").lower()
     if r == "auto":
         return ["fp32", "bf16"]
+    if r == "engine":
+        if model is None:
+            raise ValueError("the engine's precision needs the model")
+        from engine.precision import choose_precision
+        return [choose_precision(model, "cpu", 19, batch).precision.label]
     names = {"float32": "fp32", "fp32": "fp32", "float": "fp32", "bfloat16": "bf16",
-             "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}
+             "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
+             "fp32-nchw": "fp32-nchw"}
     if r not in names:
-        raise ValueError(f"unknown dtype {requested!r}; use auto, fp32 or bf16")
+        raise ValueError(f"unknown dtype {requested!r}; use engine, auto, fp32, fp32-nchw or bf16")
     return [names[r]]
 
 
 def _variants(dtypes: list[str], threads: int, parallel: str,
               compiled: bool = False) -> list[tuple[str, str, str, bool]]:
-    """(label, dtype, parallel mode, compiled) of our configurations to measure at ``threads``."""
-    modes = ["split"] if threads <= 1 else (list(PARALLEL_MODES) if parallel == "both"
-                                            else [parallel])
+    """(label, dtype, parallel mode, compiled) of our configurations to measure at ``threads``
+    (with one thread the modes are the same: only the first is measured)."""
+    modes = list(PARALLEL_MODES) if parallel == "all" else [parallel]
+    if threads <= 1:
+        modes = modes[:1]
     out = []
     for d in dtypes:
         for m in modes:
@@ -481,9 +504,10 @@ def run_vs_leelaz(args) -> dict[str, Any]:
     """Run the comparison described in the module docstring; print a table; return a dict.
 
     ``args`` needs ``nets`` (["6x64", ...]), ``visits``, ``threads`` (list), ``batch``,
-    ``dtype`` ("auto" = fp32 and bf16), ``leelaz`` (path); optional ``repeats`` (2),
-    ``seed`` (random-net seed, 1), ``symmetries`` ("random"), ``parallel`` ("split",
-    "intra" or "both": how our engine uses more than one thread, see :func:`run_ours`) and
+    ``dtype`` ("engine" = the engine's measured precision, "auto" = fp32 and bf16), ``leelaz``
+    (path); optional ``repeats`` (2), ``seed`` (random-net seed, 1), ``symmetries``
+    ("random"), ``parallel`` ("threads", "split", "intra" or "all": how our engine uses more
+    than one thread, see :func:`run_ours`) and
     ``compile`` (False: also measure float32 through ``torch.compile``, :func:`compiled_model`).
     Raises FileNotFoundError when the leelaz binary is missing.
     """
@@ -495,10 +519,11 @@ def run_vs_leelaz(args) -> dict[str, Any]:
     repeats = max(1, int(getattr(args, "repeats", 2) or 2))
     net_seed = int(getattr(args, "seed", DEFAULT_SEED) or DEFAULT_SEED)
     symmetries = getattr(args, "symmetries", None) or "random"
-    parallel = getattr(args, "parallel", None) or "split"
-    if parallel not in (*PARALLEL_MODES, "both"):
-        raise ValueError(f"parallel must be split, intra or both, not {parallel!r}")
-    dtypes = _dtypes(args.dtype)
+    parallel = getattr(args, "parallel", None) or "threads"
+    if parallel not in (*PARALLEL_MODES, "all"):
+        raise ValueError(f"parallel must be threads, split, intra or all, not {parallel!r}")
+    if (args.dtype or "auto").lower() != "engine":
+        _dtypes(args.dtype)                   # fail early on a bad name
     compiled = bool(getattr(args, "compile", False))
     out: dict[str, Any] = {
         "bench": "vs-leelaz", "visits": int(args.visits), "batch": int(args.batch),
@@ -518,7 +543,8 @@ def run_vs_leelaz(args) -> dict[str, Any]:
             net_path = Path(tmp) / f"random-{blocks}x{filters}-seed{net_seed}.txt"
             write_random(net_path, blocks, filters, net_seed)
             model = _load_model(net_path)
-            accuracy = {d: dtype_accuracy(model, d) for d in dtypes if d != "fp32"}
+            dtypes = _dtypes(args.dtype, model, int(args.batch))
+            accuracy = {d: dtype_accuracy(model, d) for d in dtypes if not d.startswith("fp32")}
             for threads in args.threads:
                 variants = _variants(dtypes, int(threads), parallel, compiled)
                 row = _measure(leelaz, net_path, model, spec, int(threads), int(args.visits),
@@ -534,7 +560,7 @@ def run_vs_leelaz(args) -> dict[str, Any]:
 
 
 def _accurate(dtype: str, accuracy: dict) -> bool:
-    if dtype == "fp32":
+    if dtype.startswith("fp32"):
         return True
     acc = accuracy.get(dtype)
     return bool(acc and acc["policy_prob"] <= BF16_MAX_POLICY_DIFF

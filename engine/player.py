@@ -4,10 +4,19 @@ A :class:`Player` owns one :class:`engine.core.Search` and an evaluator.  ``sear
 batched PUCT for a number of visits, a time budget or until ``stop()`` says so, and returns a
 :class:`SearchResult` with the chosen move and the root statistics.  Tree reuse is automatic:
 when the game handed to ``sync`` extends the position searched last, the subtree is kept.
+
+With ``threads`` > 1 the search runs that many search threads on one tree, each with its own
+batch in flight (one pending slot of the tree per thread).  A thread holds the tree's lock only
+to collect its leaves or back its results up, never during its forward pass, so the threads
+never wait for each other's network calls: while one batch is in the network, another thread
+collects, backs up or runs its own batch.  On a CPU give torch one intra-op thread per search
+thread (``torch.set_num_threads(1)``): the parallelism is the threads' own.
 """
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -37,17 +46,29 @@ class SearchResult:
 
 
 class Player:
-    """Searches positions with one evaluator.  ``batch`` is the most leaves per network call."""
+    """Searches positions with one evaluator.  ``batch`` is the most leaves per network call;
+    ``threads`` the number of search threads, each with its own batch in flight (the evaluator
+    must then accept concurrent calls, as :class:`engine.evaluator.TorchEvaluator` does).
+    With one thread and fixed visits a search is deterministic for a given seed."""
 
     def __init__(self, evaluator, params: SearchParams | None = None, batch: int = 16,
-                 seed: int = 0, size: int | None = None):
+                 seed: int = 0, size: int | None = None, threads: int = 1):
         self.evaluator = evaluator
         self.params = params or SearchParams()
         self.batch = max(1, int(batch))
         self.seed = seed
+        self.threads = max(1, int(threads))
         self.feature_set = getattr(evaluator, "feature_set", "rich")
         self.search_tree: Search | None = None
         self.total_evals = 0
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_threads = 0
+
+    def close(self) -> None:
+        """Stops the helper threads (a later search starts them again)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
 
     def set_params(self, params: SearchParams) -> None:
         self.params = params
@@ -68,14 +89,22 @@ class Player:
                     and tree.game.to_move == game.to_move:
                 return tree
             # otherwise the tree is rebuilt from scratch below
-        if tree is None or tree.size != game.size:
+        if tree is None or tree.size != game.size or tree.max_batch != self.batch:
             self.seed += 1
-            tree = Search(game, self.params, self.feature_set, self.batch, seed=self.seed)
+            tree = Search(game, self.params, self.feature_set, self.batch, seed=self.seed,
+                          slots=self.threads)
             self.search_tree = tree
         else:
             tree.set_params(self.params)
             tree.set_game(game)
         return tree
+
+    def _tree_slots(self, tree: Search) -> None:
+        if tree.slots != self.threads:
+            for slot in range(tree.slots):
+                if tree.pending_in(slot):
+                    tree.cancel(slot)
+            tree.set_slots(self.threads)
 
     @staticmethod
     def _advance(tree: Search, moves: list[tuple[int, int]]) -> bool:
@@ -105,15 +134,20 @@ class Player:
         ``callback(tree)`` is called every ``callback_interval`` seconds (analysis output).
         At least ``min_visits`` visits are made even if ``stop()`` is already true."""
         t0 = time.monotonic()
+        if visits is None and seconds is None and stop is None:
+            raise ValueError("search needs visits, seconds or a stop condition")
         tree = self.sync(game)
+        self._tree_slots(tree)
         if noise:
             tree.request_noise()
         start_visits = tree.visits
+        target = visits if visits is not None else (1 << 62)
+        if self.threads > 1:
+            evals = self._search_threads(tree, t0, target, seconds, stop, callback,
+                                         callback_interval, min_visits)
+            return self.result(tree, start_visits, evals, time.monotonic() - t0)
         evals = 0
         next_callback = t0 + callback_interval
-        target = visits if visits is not None else (1 << 62)
-        if visits is None and seconds is None and stop is None:
-            raise ValueError("search needs visits, seconds or a stop condition")
         while True:
             done = tree.visits
             if done >= max(target, min_visits):
@@ -135,6 +169,90 @@ class Player:
                 callback(tree)
                 next_callback = now + callback_interval
         return self.result(tree, start_visits, evals, time.monotonic() - t0)
+
+    def _search_threads(self, tree: Search, t0: float, target: int, seconds: float | None,
+                        stop: Callable[[], bool] | None, callback: Callable[[Search], None] | None,
+                        callback_interval: float, min_visits: int) -> int:
+        """The search loop of ``self.threads`` threads on ``tree`` (slot i = thread i; this
+        thread is slot 0).  Returns the leaves evaluated."""
+        cond = threading.Condition(threading.Lock())
+        goal = max(target, min_visits)
+        st = {"finished": False, "evals": 0, "error": None, "next_callback": t0 + callback_interval}
+
+        def finish() -> None:          # under the lock
+            st["finished"] = True
+            cond.notify_all()
+
+        def take(slot: int) -> int:
+            """Under the lock: collect the slot's next batch; 0 when the search is over."""
+            while not st["finished"]:
+                done = tree.visits
+                if done >= goal:
+                    break
+                if done >= min_visits:
+                    if seconds is not None and time.monotonic() - t0 >= seconds:
+                        break
+                    if stop is not None and stop():
+                        break
+                in_flight = tree.pending_total
+                room = goal - done - in_flight
+                if room > 0:
+                    n = tree.collect(min(self.batch, room), slot)
+                    if n:
+                        return n
+                    if tree.visits != done:
+                        continue            # terminal positions were backed up: go on
+                    if in_flight == 0:
+                        break               # nothing left to search (terminal root)
+                # Everything left is in flight in other slots: wait for a backup.
+                cond.wait(0.05)
+            finish()
+            return 0
+
+        def work(slot: int) -> None:
+            planes, keys = tree.slot_planes(slot), tree.slot_keys(slot)
+            try:
+                while True:
+                    with cond:
+                        n = take(slot)
+                    if not n:
+                        return
+                    ev = self.evaluator.evaluate(planes[:n], keys=keys[:n])
+                    with cond:
+                        tree.backup(ev.policy, ev.value, slot)
+                        st["evals"] += n
+                        cond.notify_all()
+                        if callback is not None and not st["finished"]:
+                            now = time.monotonic()
+                            if now >= st["next_callback"]:
+                                callback(tree)
+                                st["next_callback"] = now + callback_interval
+            except BaseException as exc:   # noqa: BLE001 - re-raised by the calling thread
+                with cond:
+                    if tree.pending_in(slot):
+                        tree.cancel(slot)
+                    if st["error"] is None:
+                        st["error"] = exc
+                    finish()
+
+        helpers = self.threads - 1
+        if self._executor is None or self._executor_threads != helpers:
+            self.close()
+            self._executor = ThreadPoolExecutor(helpers, thread_name_prefix="search")
+            self._executor_threads = helpers
+        futures = [self._executor.submit(work, slot) for slot in range(1, self.threads)]
+        try:
+            work(0)
+        finally:
+            with cond:
+                if st["error"] is None and not st["finished"]:
+                    finish()
+            for f in futures:
+                f.result()
+        if st["error"] is not None:
+            raise st["error"]
+        self.total_evals += st["evals"]
+        return st["evals"]
 
     def result(self, tree: Search, start_visits: int = 0, evals: int = 0,
                seconds: float = 0.0) -> SearchResult:

@@ -19,6 +19,7 @@ enum { KO_SIMPLE = 0, KO_POSITIONAL = 1 };
 enum { FEATURES_RICH = 0, FEATURES_LZ18 = 1, FEATURES_KATA = 2, FEATURES_KATA_S = 3, FEATURES_COUNT = 4 };
 #define BOARD_MIN_SIZE 2
 #define BOARD_MAX_SIZE 19
+#define SEARCH_MAX_SLOTS 64
 
 typedef struct { int ko_rule; int allow_suicide; float komi; } rules_t;
 
@@ -69,8 +70,15 @@ int search_set_game(search_t *s, const game_t *g);
 int search_advance(search_t *s, int pt, int c);
 void search_request_noise(search_t *s);
 int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *targets, int n);
+int search_set_slots(search_t *s, int nslots);
+int search_slots(const search_t *s);
+int search_pending(const search_t *s, int slot);
+int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, uint64_t *keys);
+int search_backup_slot(search_t *s, int slot, const float *policy, const float *values, int n);
+int search_cancel_slot(search_t *s, int slot);
 int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
 int search_backup(search_t *s, const float *policy, const float *values, int n);
+int64_t search_check(const search_t *s);
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
                         int32_t *counts);
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,

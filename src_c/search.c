@@ -12,6 +12,14 @@
 
 #define SEARCH_MAX_DEPTH 1024
 
+/* The leaves of one batch between collect and backup. */
+typedef struct {
+    int npending;
+    int32_t *path;                /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
+    int16_t *len;                 /* path length of each pending leaf */
+    uint8_t *was;                 /* state of the leaf before it became pending */
+} pending_t;
+
 struct search {
     search_params_t p;
     game_t *game;                 /* root position (owned) */
@@ -27,11 +35,10 @@ struct search {
     /* Root visit targets (search_set_root_targets), by root edge index; -1: not a candidate. */
     int root_targets_on;
     int32_t root_target[BOARD_MAX_AREA + 1];
-    /* Pending leaves of the current batch. */
-    int max_batch, npending;
-    int32_t *pend_path;           /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
-    int16_t *pend_len;            /* path length of each pending leaf */
-    uint8_t *pend_was;            /* state of the leaf before it became pending */
+    /* Pending leaves, one batch per slot (search_set_slots): slots are collected and backed up
+     * independently, so several batches can be in flight at once. */
+    int max_batch, nslots;
+    pending_t slot[SEARCH_MAX_SLOTS];
     /* Scratch for one descent. */
     board_t board;
     uint64_t path_hash[SEARCH_MAX_DEPTH + 1];
@@ -118,14 +125,18 @@ search_t *search_new(const game_t *g, const search_params_t *p, int feature_set,
     s->rng = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
     if (!s->rng) s->rng = 1;
     s->game = game_clone(g);
-    s->pend_path = malloc((size_t)max_batch * SEARCH_MAX_DEPTH * sizeof(int32_t));
-    s->pend_len = malloc((size_t)max_batch * sizeof(int16_t));
-    s->pend_was = malloc((size_t)max_batch);
-    if (!s->game || !s->pend_path || !s->pend_len || !s->pend_was || reset_tree(s) != 0) {
+    if (!s->game || search_set_slots(s, 1) != 0 || reset_tree(s) != 0) {
         search_free(s);
         return NULL;
     }
     return s;
+}
+
+static void free_slot(pending_t *q) {
+    free(q->path);
+    free(q->len);
+    free(q->was);
+    memset(q, 0, sizeof(*q));
 }
 
 void search_free(search_t *s) {
@@ -133,10 +144,44 @@ void search_free(search_t *s) {
     game_free(s->game);
     free(s->nodes);
     free(s->edges);
-    free(s->pend_path);
-    free(s->pend_len);
-    free(s->pend_was);
+    for (int i = 0; i < SEARCH_MAX_SLOTS; i++) free_slot(&s->slot[i]);
     free(s);
+}
+
+static int any_pending(const search_t *s) {
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slot[i].npending) return 1;
+    return 0;
+}
+
+int search_set_slots(search_t *s, int nslots) {
+    if (nslots < 1 || nslots > SEARCH_MAX_SLOTS || any_pending(s)) return -1;
+    for (int i = 0; i < nslots; i++) {
+        pending_t *q = &s->slot[i];
+        if (q->path) continue;
+        q->path = malloc((size_t)s->max_batch * SEARCH_MAX_DEPTH * sizeof(int32_t));
+        q->len = malloc((size_t)s->max_batch * sizeof(int16_t));
+        q->was = malloc((size_t)s->max_batch);
+        q->npending = 0;
+        if (!q->path || !q->len || !q->was) {
+            free_slot(q);
+            return -1;
+        }
+    }
+    for (int i = nslots; i < SEARCH_MAX_SLOTS; i++) free_slot(&s->slot[i]);
+    s->nslots = nslots;
+    return 0;
+}
+
+int search_slots(const search_t *s) { return s->nslots; }
+
+int search_pending(const search_t *s, int slot) {
+    if (slot < 0) {
+        int total = 0;
+        for (int i = 0; i < s->nslots; i++) total += s->slot[i].npending;
+        return total;
+    }
+    return slot < s->nslots ? s->slot[slot].npending : 0;
 }
 
 void search_set_params(search_t *s, const search_params_t *p) {
@@ -151,7 +196,7 @@ int search_set_game(search_t *s, const game_t *g) {
     game_free(s->game);
     s->game = copy;
     s->area = g->board.size * g->board.size;
-    s->npending = 0;
+    for (int i = 0; i < s->nslots; i++) s->slot[i].npending = 0;
     return reset_tree(s);
 }
 
@@ -190,7 +235,7 @@ static int compact_tree(search_t *s, int32_t keep) {
 }
 
 int search_advance(search_t *s, int pt, int c) {
-    if (s->npending) return -2;
+    if (any_pending(s)) return -2;
     int v = board_from_compact(&s->game->board, pt);
     int expected = s->game->board.to_move; /* the tree's edges are moves of this colour */
     int reason = game_play(s->game, pt, c);
@@ -411,8 +456,8 @@ static int expand_moves(search_t *s, int32_t ni, const int16_t *moves, int k) {
 
 /* One descent.  Returns 1 if a leaf was added to the pending list, 0 if a terminal value was
  * backed up, -1 on a collision with an in-flight leaf, -2 when the root targets are reached. */
-static int descend(search_t *s, float *planes, uint64_t *keys) {
-    int32_t *path = s->pend_path + (size_t)s->npending * SEARCH_MAX_DEPTH;
+static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
+    int32_t *path = q->path + (size_t)q->npending * SEARCH_MAX_DEPTH;
     board_t *b = &s->board;
     *b = s->game->board;
     int lz = s->feature_set == FEATURES_LZ18;
@@ -455,12 +500,14 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
     int16_t moves[BOARD_MAX_AREA + 1];
     uint8_t suicide[BOARD_MAX_AREA];
     int nmoves = scan_leaf(s, b, depth, moves, suicide);
-    s->pend_was[s->npending] = s->nodes[ni].state;
-    if (s->nodes[ni].state == NODE_FRESH && len < SEARCH_MAX_DEPTH - 1)
+    q->was[q->npending] = s->nodes[ni].state;
+    /* A fresh leaf that already has edges was collected before and cancelled: same position
+     * (same path from the root), same moves. */
+    if (s->nodes[ni].state == NODE_FRESH && s->nodes[ni].edges < 0 && len < SEARCH_MAX_DEPTH - 1)
         expand_moves(s, ni, moves, nmoves); /* on failure (memory cap) the leaf stays edgeless */
     s->nodes[ni].state = NODE_PENDING;
     for (int i = 0; i < len; i++) s->nodes[path[i]].in_flight++;
-    s->pend_len[s->npending] = (int16_t)len;
+    q->len[q->npending] = (int16_t)len;
 
     const uint8_t *prev[GAME_PREV];
     uint64_t prev_hash[GAME_PREV];
@@ -482,36 +529,60 @@ static int descend(search_t *s, float *planes, uint64_t *keys) {
         features_write(s->feature_set, b, prev, &s->game->rules, suicide, planes);
         if (keys) *keys = features_key(s->feature_set, b, prev_hash, &s->game->rules);
     }
-    s->npending++;
+    q->npending++;
     return 1;
 }
 
-int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys) {
+int search_cancel_slot(search_t *s, int slot) {
+    if (slot < 0 || slot >= s->nslots) return -1;
+    pending_t *q = &s->slot[slot];
+    for (int i = 0; i < q->npending; i++) {
+        const int32_t *path = q->path + (size_t)i * SEARCH_MAX_DEPTH;
+        int len = q->len[i];
+        for (int k = 0; k < len; k++) s->nodes[path[k]].in_flight--;
+        node_t *leaf = &s->nodes[path[len - 1]];
+        /* Fresh leaves keep the edges they were given (uniform priors, state fresh): the next
+         * descent that reaches them evaluates them again. */
+        leaf->state = q->was[i] == NODE_EXPANDED ? NODE_EXPANDED : NODE_FRESH;
+    }
+    q->npending = 0;
+    return 0;
+}
+
+int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, uint64_t *keys) {
+    if (slot < 0 || slot >= s->nslots) return -1;
+    pending_t *q = &s->slot[slot];
     if (max_leaves > s->max_batch) max_leaves = s->max_batch;
-    s->npending = 0;
+    if (q->npending) search_cancel_slot(s, slot);  /* never backed up: withdraw them */
     if (s->noise_requested) apply_noise(s);
     size_t stride = (size_t)s->planes * (size_t)s->area;
     int collisions = 0, attempts = 0;
-    while (s->npending < max_leaves && attempts < max_leaves * 4 + 16) {
+    while (q->npending < max_leaves && attempts < max_leaves * 4 + 16) {
         attempts++;
-        int r = descend(s, planes + stride * (size_t)s->npending, keys ? keys + s->npending : NULL);
+        int r = descend(s, q, planes + stride * (size_t)q->npending, keys ? keys + q->npending : NULL);
         if (r == -2) break;
         if (r < 0 && ++collisions > s->p.max_collisions) break;
         if (r == 0 && s->nodes[s->root].state == NODE_TERMINAL) break;
     }
-    return s->npending;
+    return q->npending;
 }
 
-int search_backup(search_t *s, const float *policy, const float *values, int n) {
-    if (n != s->npending) return -1;
+int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys) {
+    return search_collect_slot(s, 0, max_leaves, planes, keys);
+}
+
+int search_backup_slot(search_t *s, int slot, const float *policy, const float *values, int n) {
+    if (slot < 0 || slot >= s->nslots) return -1;
+    pending_t *q = &s->slot[slot];
+    if (n != q->npending) return -1;
     int stride = s->area + 1;
     float pt = s->p.policy_temperature > 0.0f ? s->p.policy_temperature : 1.0f;
     for (int i = 0; i < n; i++) {
-        const int32_t *path = s->pend_path + (size_t)i * SEARCH_MAX_DEPTH;
-        int len = s->pend_len[i];
+        const int32_t *path = q->path + (size_t)i * SEARCH_MAX_DEPTH;
+        int len = q->len[i];
         node_t *leaf = &s->nodes[path[len - 1]];
         const float *logits = policy + (size_t)i * stride;
-        if (s->pend_was[i] == NODE_EXPANDED) {
+        if (q->was[i] == NODE_EXPANDED) {
             leaf->state = NODE_EXPANDED;  /* re-evaluated at the memory cap: priors stay */
         } else if (leaf->edges >= 0) {
             /* Softmax over the legal moves only. */
@@ -535,9 +606,13 @@ int search_backup(search_t *s, const float *policy, const float *values, int n) 
         if (v > 1.0f) v = 1.0f;
         backup_path(s, path, len, v, 1);
     }
-    s->npending = 0;
+    q->npending = 0;
     if (s->noise_requested) apply_noise(s);
     return 0;
+}
+
+int search_backup(search_t *s, const float *policy, const float *values, int n) {
+    return search_backup_slot(s, 0, policy, values, n);
 }
 
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
@@ -685,3 +760,29 @@ int64_t search_nodes(const search_t *s) { return s->nnodes; }
 int64_t search_full_events(const search_t *s) { return s->full_events; }
 int search_to_move(const search_t *s) { return s->game->board.to_move; }
 const game_t *search_game(const search_t *s) { return s->game; }
+
+int64_t search_check(const search_t *s) {
+    int pending = any_pending(s);
+    for (int64_t i = 0; i < s->nnodes; i++) {
+        const node_t *n = &s->nodes[i];
+        if (n->in_flight < 0 || (!pending && n->in_flight != 0)) return -(i + 1);
+        if (n->state == NODE_PENDING && !pending) return -(i + 1);
+    }
+    /* Visits add up below the root: an expanded node's visits are its own evaluation plus its
+     * children's (terminal nodes and re-evaluations at the memory cap excepted). */
+    if (s->full_events) return 0;
+    for (int64_t i = 0; i < s->nnodes; i++) {
+        const node_t *n = &s->nodes[i];
+        if (n->state != NODE_EXPANDED || n->edges < 0) continue;
+        int64_t sum = 0, flight = 0;
+        for (int k = 0; k < n->nedges; k++) {
+            const edge_t *e = &s->edges[n->edges + k];
+            if (e->child < 0) continue;
+            sum += s->nodes[e->child].visits;
+            flight += s->nodes[e->child].in_flight;
+        }
+        if (n->visits != 1 + sum && !(i == s->root && n->visits == sum)) return -(i + 1);
+        if (n->in_flight != flight) return -(i + 1);
+    }
+    return 0;
+}

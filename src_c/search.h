@@ -79,13 +79,37 @@ void search_request_noise(search_t *s);
  * target is reached.  n = 0 clears the targets (PUCT at the root again).  Returns the number of
  * moves that are root children (0 if the root is not expanded yet). */
 int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *targets, int n);
-/* Collects up to max_leaves leaves; planes gets planes*N*N floats per leaf and keys one
- * evaluation-cache key per leaf (keys may be NULL).  Terminal positions met on the way are
- * scored and backed up at once.  Returns the number of leaves now pending. */
-int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
+/* Pending batches.  A search has nslots slots (1 after search_new); each slot holds one batch
+ * of pending leaves between search_collect_slot and search_backup_slot, so up to nslots
+ * batches can be in flight at once (one per search thread: while one batch is in the network,
+ * another thread collects or backs up its own).  The leaves of every slot carry virtual loss,
+ * and a descent that meets a leaf pending in any slot counts as a collision.  The search is
+ * not thread-safe: callers serialise the calls on one search (a lock held for a collect or a
+ * backup, never for a forward pass).  Returns 0, or -1 for nslots outside 1..SEARCH_MAX_SLOTS,
+ * out of memory, or while leaves are pending. */
+#define SEARCH_MAX_SLOTS 64
+int search_set_slots(search_t *s, int nslots);
+int search_slots(const search_t *s);
+/* Leaves pending in one slot, or in all slots when slot < 0. */
+int search_pending(const search_t *s, int slot);
+/* Collects up to max_leaves leaves into slot `slot` (leaves still pending there are cancelled
+ * first); planes gets planes*N*N floats per leaf and keys one evaluation-cache key per leaf
+ * (keys may be NULL).  Terminal positions met on the way are scored and backed up at once.
+ * Returns the number of leaves now pending in the slot, or -1 for a bad slot. */
+int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, uint64_t *keys);
 /* Backs up policy logits [n][N*N+1] and values [n] (side to move of each leaf, -1..1) of the
- * n pending leaves, in collection order.  Returns 0, or -1 if n does not match. */
+ * n leaves pending in the slot, in collection order.  Returns 0, or -1 if n does not match. */
+int search_backup_slot(search_t *s, int slot, const float *policy, const float *values, int n);
+/* Withdraws the slot's pending leaves without evaluating them (virtual loss removed). */
+int search_cancel_slot(search_t *s, int slot);
+/* Slot 0 forms of collect and backup. */
+int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
 int search_backup(search_t *s, const float *policy, const float *values, int n);
+/* Consistency check for tests: 0 when no node has negative in-flight descents, none is left
+ * in flight or pending while no slot has leaves pending, and (below the memory cap) every
+ * expanded node's visits are 1 + its children's and its in-flight count its children's;
+ * otherwise -(index of the first bad node + 1). */
+int64_t search_check(const search_t *s);
 /* Pool form: collects up to per_search leaves from each of n searches into one buffer;
  * counts[i] gets the leaves of search i.  Returns the total. */
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,

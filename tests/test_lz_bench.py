@@ -44,15 +44,19 @@ def test_parse_leelaz_stats():
 
 
 def test_variants():
-    assert lz_bench._variants(["fp32", "bf16"], 1, "both") == [
-        ("fp32", "fp32", "split", False), ("bf16", "bf16", "split", False)]
-    assert lz_bench._variants(["fp32"], 2, "both") == [
-        ("fp32", "fp32", "split", False), ("fp32-intra", "fp32", "intra", False)]
+    assert lz_bench._variants(["fp32", "bf16"], 1, "all") == [
+        ("fp32", "fp32", "threads", False), ("bf16", "bf16", "threads", False)]
+    assert lz_bench._variants(["fp32"], 2, "all") == [
+        ("fp32", "fp32", "threads", False), ("fp32-split", "fp32", "split", False),
+        ("fp32-intra", "fp32", "intra", False)]
     assert lz_bench._variants(["fp32"], 2, "intra") == [("fp32", "fp32", "intra", False)]
     assert lz_bench._variants(["fp32", "bf16"], 2, "split", compiled=True)[-1] == (
         "fp32-compiled", "fp32", "split", True)
     assert lz_bench._dtypes("auto") == ["fp32", "bf16"]
     assert lz_bench._dtypes("float32") == ["fp32"]
+    assert lz_bench._dtypes("fp32-nchw") == ["fp32-nchw"]
+    with pytest.raises(ValueError):
+        lz_bench._dtypes("engine")          # needs the model
     with pytest.raises(ValueError):
         lz_bench._dtypes("int8")
 
@@ -87,8 +91,9 @@ def test_split_evaluator_matches_whole_batch(tiny_net):
 
 def test_run_ours_structure(tiny_net):
     model = lz_bench._load_model(tiny_net)
-    for threads, parallel in [(1, "split"), (2, "split")]:
-        r = lz_bench.run_ours(model, threads, 48, 8, "fp32", parallel=parallel)
+    for threads, parallel, dtype in [(1, "threads", "fp32"), (2, "threads", "fp32-nchw"),
+                                     (2, "split", "fp32")]:
+        r = lz_bench.run_ours(model, threads, 48, 8, dtype, parallel=parallel)
         assert r["playouts"] == 48 and r["visits"] >= 48
         assert r["visits_per_s"] > 0 and r["seconds"] > 0
         assert r["evals"] >= 40          # every playout on the empty board reaches a new leaf
@@ -120,6 +125,21 @@ def test_vs_leelaz_tiny(capsys):
     assert "target" not in out           # no 2-thread row
     printed = capsys.readouterr().out
     assert "leelaz" in printed and "ratio" in printed and "2x16 t1" in printed
+
+
+@pytest.mark.skipif(not HAVE_LEELAZ, reason="leelaz not installed (Debian package leela-zero)")
+def test_vs_leelaz_engine_defaults(monkeypatch, tmp_path):
+    """The default: the engine's measured precision and search threads."""
+    from engine import precision as prec
+
+    monkeypatch.setattr(prec, "default_timer", lambda p, forward, rows, seconds: 2.0 if p.label == "fp32" else 1.0)
+    args = argparse.Namespace(nets=["2x16"], visits=32, threads=[2], batch=8, dtype="engine",
+                              leelaz=LEELAZ, repeats=1)
+    out = lz_bench.run_vs_leelaz(args)
+    (row,) = out["results"]
+    assert set(row["ours"]) == {"fp32"} and row["ours"]["fp32"]["parallel"] == "threads"
+    assert row["ours"]["fp32"]["runs"][0]["playouts"] == 32
+    assert "target" in out
 
 
 def test_missing_leelaz(tmp_path):

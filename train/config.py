@@ -89,8 +89,10 @@ class RunConfig:
                                       "the window holds only games whose last move the current self-play "
                                       "model chose)")
     cache_size: int = _opt(200_000, "self-play evaluation cache entries")
-    inference_dtype: str = _opt("auto", "self-play network dtype: auto (bf16 on CUDA, fp32 on CPU), "
-                                        "fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
+    inference_dtype: str = _opt("auto", "self-play network dtype: auto (measured once per machine and net "
+                                        "shape: the fastest of fp32, bf16 and fp16 whose outputs stay within "
+                                        "tolerance of fp32; cached, see engine.precision), fp32, bf16, fp16",
+                                choices=("auto", "fp32", "bf16", "fp16"))
     selfplay_workers: int = _opt(1, "self-play processes")
     # training
     window: int = _opt(10_000, "replay window: the most recent games sampled from")

@@ -116,16 +116,21 @@ class ResignCalibrator:
         return (hits / n if n else None), n
 
 
+def _log_stderr(text: str) -> None:
+    print(f"selfplay: {text}", file=sys.stderr, flush=True)
+
+
 def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Agent:
     """An agent for the checkpoint at ``path``: a TorchEvaluator (random symmetry per
     evaluation, cache) and self-play search parameters (most visited move after the temperature
     moves: no LCB, as AlphaGo Zero)."""
     from engine import weights
     from engine.evaluator import TorchEvaluator
+    from engine.precision import resolve
     model, _ = weights.load(path)
-    dtype = None if cfg.inference_dtype == "auto" else cfg.inference_dtype
-    ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="random", seed=seed,
-                        cache_size=cfg.cache_size)
+    precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
+    ev = TorchEvaluator(model, device=device, symmetries="random", seed=seed, cache_size=cfg.cache_size,
+                        **precision)
     params = SearchParams(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
     return Agent(RunDir.model_id(path), ev, params)
 
@@ -395,9 +400,11 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     torch.set_num_threads(threads)
     torch.manual_seed(cfg.seed)
     model = GoNet(NetConfig(blocks=cfg.blocks, filters=cfg.filters, feature_set=cfg.feature_set)).eval()
-    dtype = None if cfg.inference_dtype == "auto" else cfg.inference_dtype
-    ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="random", seed=cfg.seed,
-                        cache_size=cfg.cache_size)
+    from engine.precision import resolve
+    precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
+    dtype = precision["dtype"]
+    ev = TorchEvaluator(model, device=device, symmetries="random", seed=cfg.seed, cache_size=cfg.cache_size,
+                        **precision)
     agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
     settings = play_settings(cfg)
     rules = Rules.preset(cfg.rules, cfg.komi)
@@ -428,7 +435,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         mean_batch = d.leaves / max(1, d.forward_passes)
         slice_s = seconds / max(1, rounds) / 3
         rate = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=slice_s,
-                             dtype=dtype, device=device, threads=threads)
+                             dtype=dtype, device=device, threads=threads,
+                             channels_last=precision["channels_last"])
         raw_evals += rate * slice_s
         raw_wall += slice_s
     raw = raw_evals / raw_wall
