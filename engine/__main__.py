@@ -162,6 +162,17 @@ def default_weights_path(size: int, directory: Path | None = None) -> Path | Non
     return anything[-1] if anything else None
 
 
+def untrained_size_warning(net: Any, size: int, sizes: Sequence[int]) -> str:
+    """The stderr line for a board size that the loaded net was not trained on."""
+    sizes = sorted(sizes)
+    if sizes == list(range(sizes[0], sizes[-1] + 1)) and len(sizes) > 2:
+        trained = f"{sizes[0]}x{sizes[0]} to {sizes[-1]}x{sizes[-1]}"
+    else:
+        trained = ", ".join(f"{s}x{s}" for s in sizes)
+    return (f"warning: {net} was trained on {trained}; it was not trained for {size}x{size} "
+            f"and may play it badly (see README: which net for which size)")
+
+
 def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]) -> Callable[[int], Any]:
     """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played."""
     from engine import evaluator as ev_mod
@@ -190,10 +201,14 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         if fixed and args.size not in (sizes or [19]):
             raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
         evaluator = torch_evaluator(model, args.size)
+        warned: set[int] = set()
 
         def for_size(size: int) -> Any:
             if fixed and size not in (sizes or [19]):
                 raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
+            if sizes and size not in sizes and size not in warned:
+                warned.add(size)
+                warn(untrained_size_warning(spec, size, sizes))
             return evaluator
         return for_size
 
@@ -214,6 +229,9 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
                 model, meta = weights_mod.load_any(path)
                 if meta.get("feature_set") == "lz18" and size != 19:
                     raise ValueError(f"{path} plays 19x19 only")
+                trained = meta.get("board_sizes") or []
+                if trained and size not in trained:
+                    warn(untrained_size_warning(path, size, trained))
             cache[key] = torch_evaluator(model, size)
         return cache[key]
     return default_for
