@@ -15,6 +15,7 @@ play every size).  When there is none, it plays with a small untrained net and s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -59,6 +60,14 @@ def _winrate(text: str) -> float:
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError("must be a winrate from 0 (never resign) to below 1")
     return value
+
+
+def _memory(text: str) -> int:
+    from engine.gtp import parse_memory
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,6 +128,10 @@ GTP:
     p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
                    help="after genmove, keep searching on the opponent's time until the next "
                         "command arrives (default off)")
+    p.add_argument("--max-memory", type=_memory, metavar="SIZE",
+                   help="cap on the search tree's memory: bytes or e.g. 512M, 2G (binary units; "
+                        "default 2G).  A full tree stops growing and further visits re-evaluate its "
+                        "leaves.  Also goengine-param max_memory")
     p.add_argument("--lag-buffer", type=_nonneg_float, default=1.0, metavar="SECONDS",
                    help="seconds kept in reserve on every move under a clock (default 1.0)")
     p.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
@@ -287,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
                           seed=args.seed, quiet=args.quiet, search=SearchParams(),
                           threads=args.threads)
+    if args.max_memory is not None:
+        config.search = dataclasses.replace(config.search, max_memory=args.max_memory)
     try:
         factory = make_evaluator_factory(args, warn)
         gtp = GTPEngine(factory, config, log=log)

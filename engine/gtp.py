@@ -2,9 +2,15 @@
 
 Built to /work/shared/GTP.md (what Sabaki, Lizzie, GoGui and gogui-twogtp send and parse).
 
-- **Framing.** ``=[id] text`` / ``?[id] message`` then exactly one empty line; ids echoed; empty
-  and ``#`` comment lines get no reply; control characters are dropped, tabs and runs of spaces
-  collapse; colours and vertices are case-insensitive; command names are exact.
+- **Framing.** ``=[id] text`` / ``?[id] message`` then exactly one empty line; ids echoed (as
+  digits without leading zeros, however long); empty and ``#`` comment lines get no reply;
+  control characters (ASCII 0-31 and 127 but tab) are dropped, tabs and runs of spaces collapse;
+  colours and vertices are case-insensitive; command names are exact.  Whitespace is GTP's:
+  space and tab only.  Other Unicode spaces (U+00A0, U+3000, U+0085...) are ordinary characters,
+  so a line holding only them is a command (an unknown one) and gets a reply like any other.
+  A line longer than ``MAX_LINE_BYTES`` gets one reply, ``? line too long`` (none when it is a
+  comment line), and the rest of it is discarded.  Numeric arguments longer than
+  ``MAX_NUMBER_CHARS`` characters are syntax errors.
 - **A table of handlers.** Every name in :attr:`GTPEngine.COMMANDS` is answered by the method
   ``cmd_<name>`` with ``-`` read as ``_``; ``list_commands`` and ``known_command`` come from the
   table.  A handler returns the reply text or raises :class:`GTPError` (``? message``); any other
@@ -50,12 +56,16 @@ ENGINE_NAME = "goengine"
 RESIGN = -1                   # pseudo-move returned by the move choice
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 MAX_SGF_BYTES = 8 << 20
-MAX_LINE_BYTES = 1 << 20      # a longer input line is cut into pieces (each a bad command)
+MAX_LINE_BYTES = 1 << 20      # a longer input line gets one "? line too long"; its rest is dropped
+MAX_NUMBER_CHARS = 100        # a longer numeric argument is a syntax error (no int() of 4,300 digits)
 HOPE_MARGIN = 0.05            # after the opponent's pass, play on in a lost game only above 55%
 
 _ID = re.compile(r"[0-9]+")
 _VERTEX_SHAPE = re.compile(r"[A-Za-z][0-9]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_MEMORY = re.compile(r"([0-9]+)\s*([kmgt]?)(?:i?b)?", re.I)
 
 # Rules names clients send (kgs-rules, SGF RU) -> our presets.  Area scoring throughout.
 RULES_ALIASES = {
@@ -76,6 +86,10 @@ class GTPError(Exception):
 _EOF = object()
 
 
+class LongLine(str):
+    """The first ``MAX_LINE_BYTES`` of an input line that was longer (the rest was discarded)."""
+
+
 class InputReader:
     """Lines from a stream (bytes or text), read by a daemon thread into a queue.
 
@@ -93,8 +107,10 @@ class InputReader:
             self._thread.start()
 
     def _raw_lines(self):
-        """Yields raw lines.  Real files are read with os.read, so the thread never holds the
-        buffered reader's lock (which would abort the interpreter's shutdown)."""
+        """Yields (raw line, cut): ``cut`` when the line was longer than ``MAX_LINE_BYTES``,
+        then only its first ``MAX_LINE_BYTES`` come and the rest of it is dropped.  Real files
+        are read with os.read, so the thread never holds the buffered reader's lock (which would
+        abort the interpreter's shutdown)."""
         try:
             fd = self._stream.fileno()
         except (AttributeError, OSError, ValueError):
@@ -104,31 +120,42 @@ class InputReader:
                 raw = self._stream.readline()
                 if not raw:
                     return
-                yield raw
+                body = raw[:-1] if raw[-1:] in ("\n", b"\n") else raw
+                if len(body) > MAX_LINE_BYTES:
+                    yield body[:MAX_LINE_BYTES], True
+                else:
+                    yield raw, False
         pending = b""
+        discarding = False          # inside a line already cut: drop it up to its newline
         while True:
             chunk = os.read(fd, 65536)
             if not chunk:
                 if pending:
-                    yield pending
+                    yield pending, False
                 return
-            if b"\n" not in chunk:
-                pending += chunk
-                if len(pending) > MAX_LINE_BYTES:     # no newline in sight: cut it here
-                    yield pending
-                    pending = b""
-                continue
-            *lines, rest = (pending + chunk).split(b"\n")
-            pending = rest
+            if discarding:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue
+                discarding = False
+                chunk = chunk[nl + 1:]
+            *lines, pending = (pending + chunk).split(b"\n")
             for line in lines:
-                yield line + b"\n"
+                if len(line) > MAX_LINE_BYTES:
+                    yield line[:MAX_LINE_BYTES], True
+                else:
+                    yield line + b"\n", False
+            if len(pending) > MAX_LINE_BYTES:          # no newline in sight: cut it here
+                yield pending[:MAX_LINE_BYTES], True
+                pending = b""
+                discarding = True
 
     def _run(self) -> None:
         try:
-            for raw in self._raw_lines():
+            for raw, cut in self._raw_lines():
                 line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-                line = line.rstrip("\n")
-                if is_interrupt(line):
+                line = LongLine(line) if cut else line.rstrip("\n")
+                if not cut and is_interrupt(line):
                     self.interrupted.set()
                 with self._cond:
                     self._lines.append(line)
@@ -159,25 +186,29 @@ class InputReader:
             return self._cond.wait_for(lambda: self._lines, timeout)
 
 
+def _tokens(text: str) -> list[str]:
+    """The tokens of ``text`` separated by GTP's whitespace: spaces and tabs, nothing else."""
+    return [t for t in text.replace("\t", " ").split(" ") if t]
+
+
 def is_interrupt(line: str) -> bool:
     """GoGui's ``# interrupt`` line (any spacing, any trailing CR)."""
-    return line.replace("\r", "").strip().split() == ["#", "interrupt"] or \
-        line.replace("\r", "").strip() == "#interrupt"
+    return _tokens(_CONTROL.sub("", line)) in (["#", "interrupt"], ["#interrupt"])
 
 
-def parse_command(line: str) -> Optional[tuple[Optional[int], str, list[str]]]:
+def parse_command(line: str) -> Optional[tuple[Optional[str], str, list[str]]]:
     """(id, name, args) of a GTP line, or None for an empty or comment line.
 
     Control characters other than tab are dropped, everything from ``#`` on is a comment, tabs
-    and runs of whitespace separate tokens; a leading all-digit token is the id.  The name is
+    and runs of spaces separate tokens; a leading all-digit token is the id, kept as its digits
+    without leading zeros (never converted to an int: any length is echoed).  The name is
     ``""`` when the line holds an id only."""
-    text = _CONTROL.sub("", line).split("#", 1)[0].replace("\t", " ")
-    tokens = text.split()
+    tokens = _tokens(_CONTROL.sub("", line).split("#", 1)[0])
     if not tokens:
         return None
     cmd_id = None
     if _ID.fullmatch(tokens[0]):
-        cmd_id = int(tokens[0])
+        cmd_id = tokens[0].lstrip("0") or "0"
         tokens = tokens[1:]
     if not tokens:
         return cmd_id, "", []
@@ -271,11 +302,15 @@ def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
     """The position of an SGF record before move ``move_number`` (1-based; None: after all moves)
     or before the first move at ``vertex``; returns (game, handicap points).
 
-    The SGF's komi and (when recognised) rules replace those of ``rules``.  ValueError for a
+    The SGF's komi and (when recognised) rules replace those of ``rules``.  Without KM the komi
+    of ``rules`` stays: SGF's default komi is 0, but a record without KM (a problem, a game typed
+    in by hand) says nothing about the komi of the game the controller has set up, and the
+    controller can send ``komi`` after ``loadsgf`` whenever it wants another.  ValueError for a
     malformed record; IllegalMoveError for an illegal move in it."""
     record = sgf.read_game(data)
     preset = record.rules or (rules.name if rules.name in Rules.PRESETS else "chinese")
-    game = Game(record.size, Rules.preset(preset, record.komi))
+    komi = record.komi if "KM" in record.root_properties else rules.komi
+    game = Game(record.size, Rules.preset(preset, komi))
     for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white)):
         for p in points:
             game.play(p, color)
@@ -293,6 +328,32 @@ def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
     elif handicap and played == 0:
         game.set_to_move(WHITE)
     return game, handicap
+
+
+MEMORY_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+MAX_MEMORY_LIMIT = 1 << 60    # the C core keeps the cap in an int64
+
+
+def parse_memory(text: str) -> int:
+    """Bytes of a memory size: ``512M``, ``2G``, ``65536`` (bytes).  K, M, G, T are binary
+    multiples (KiB, MiB...) and may be followed by ``B`` or ``iB``; whole numbers only.
+    ValueError for anything else, 0, or more than ``MAX_MEMORY_LIMIT``."""
+    text = text.strip()
+    m = _MEMORY.fullmatch(text) if len(text) <= 30 else None
+    if not m:
+        raise ValueError(f"bad memory size {text!r}: use bytes or e.g. 512M, 2G")
+    value = int(m.group(1)) * MEMORY_UNITS[m.group(2).lower()]
+    if not 1 <= value <= MAX_MEMORY_LIMIT:
+        raise ValueError(f"memory size {text!r} out of range")
+    return value
+
+
+def format_memory(value: int) -> str:
+    """``parse_memory``'s inverse: the largest unit that divides ``value`` exactly."""
+    for unit in ("T", "G", "M", "K"):
+        if value % MEMORY_UNITS[unit.lower()] == 0:
+            return f"{value // MEMORY_UNITS[unit.lower()]}{unit}"
+    return str(value)
 
 
 def _fmt(x: float, digits: int = 6) -> str:
@@ -356,7 +417,7 @@ class GTPEngine:
         self._streaming = False
         self._ponder_next = False
         self._quit = False
-        self._cmd_id: Optional[int] = None
+        self._cmd_id: Optional[str] = None
         self._last_result: SearchResult | None = None
         self.evaluator = None
         self.player: Player | None = None
@@ -442,6 +503,14 @@ class GTPEngine:
     def handle_line(self, line: str) -> None:
         """Answers one input line (nothing for empty and comment lines)."""
         self._log("<< " + line.rstrip("\r"))
+        if isinstance(line, LongLine):
+            if parse_command(line) is None and "#" in line:
+                return                            # a comment line, however long
+            text = _CONTROL.sub("", line).replace("\t", " ")
+            parsed = parse_command(text[: text.rfind(" ") + 1])   # not a last token the cut split
+            cmd_id = None if parsed is None else parsed[0]
+            self._write(f"?{cmd_id or ''} line too long\n\n")
+            return
         if is_interrupt(line):
             if self.inputs is not None:
                 self.inputs.interrupted.clear()   # it was meant for a command already answered
@@ -468,7 +537,7 @@ class GTPEngine:
         else:
             self._write(head + " " + body + "\n\n")
 
-    def execute(self, cmd_id: Optional[int], name: str, args: list[str]) -> tuple[bool, str]:
+    def execute(self, cmd_id: Optional[str], name: str, args: list[str]) -> tuple[bool, str]:
         """Runs one command; (success, reply text).  Never raises."""
         self._cmd_id = cmd_id
         if name not in self.COMMANDS:
@@ -519,7 +588,9 @@ class GTPEngine:
 
     @staticmethod
     def _int(text: str, lo: int | None = None) -> int:
-        if not re.fullmatch(r"[+-]?[0-9]+", text):
+        """Every integer argument: ASCII digits with an optional sign, at most
+        ``MAX_NUMBER_CHARS`` characters (so neither int() nor a later float() can fail)."""
+        if len(text) > MAX_NUMBER_CHARS or not _INT.fullmatch(text):
             raise GTPError("syntax error")
         value = int(text)
         if lo is not None and value < lo:
@@ -528,13 +599,21 @@ class GTPEngine:
 
     @staticmethod
     def _float(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise GTPError("syntax error") from None
+        """Every real argument: a finite decimal number (ASCII, optional exponent), at most
+        ``MAX_NUMBER_CHARS`` characters."""
+        if len(text) > MAX_NUMBER_CHARS or not _FLOAT.fullmatch(text):
+            raise GTPError("syntax error")
+        value = float(text)
         if not math.isfinite(value):
             raise GTPError("syntax error")
         return value
+
+    @staticmethod
+    def _memory(text: str) -> int:
+        try:
+            return parse_memory(text)
+        except ValueError:
+            raise GTPError("syntax error") from None
 
     def _vtx(self, point: int) -> str:
         return coords.to_gtp(point, self.game.size)
@@ -802,7 +881,7 @@ class GTPEngine:
         move_number, vertex = None, None
         if len(args) == 2:
             if _ID.fullmatch(args[1]):
-                move_number = int(args[1])
+                move_number = self._int(args[1])
             else:
                 vertex = args[1]
         try:
@@ -1045,7 +1124,7 @@ class GTPEngine:
             raise GTPError("syntax error")
         opts = AnalysisOptions(color=color)
         if i < len(args) and _ID.fullmatch(args[i]):
-            opts.interval = int(args[i]) / 100.0
+            opts.interval = self._int(args[i]) / 100.0
             i += 1
         while i < len(args):
             key = args[i]
@@ -1269,7 +1348,8 @@ class GTPEngine:
         return " ".join(out)
 
     PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
-              "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "rules")
+              "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
+              "rules")
 
     def cmd_goengine_param(self, args: list[str]) -> str:
         """Without arguments: GoGui's parameter list; ``goengine-param KEY VALUE`` sets one."""
@@ -1290,6 +1370,7 @@ class GTPEngine:
                 f"[string] c_puct {cfg.search.c_puct:g}",
                 f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
+                f"[string] max_memory {format_memory(cfg.search.max_memory)}",
                 f"[list/chinese/tromp-taylor] rules {self.game.rules.name}",
             ])
         if len(args) != 2 or args[0] not in self.PARAMS:
@@ -1326,7 +1407,7 @@ class GTPEngine:
         elif key == "rules":
             self._set_rules(self._rules_named(value))
         else:
-            v = self._float(value)
+            v = self._memory(value) if key == "max_memory" else self._float(value)
             cfg.search = dataclasses.replace(cfg.search, **{key: v})
             for p in self._players.values():
                 p.set_params(self._search_params())

@@ -46,12 +46,59 @@ def v(text: str, size: int = 9) -> int:
 
 @pytest.mark.parametrize("line,expected", [
     ("", None), ("   ", None), ("# comment", None), ("\t# x", None), ("\r", None),
-    ("name", (None, "name", [])), ("12 name", (12, "name", [])),
-    ("3\tplay  B\t d4 # c", (3, "play", ["B", "d4"])), ("play b d4\r", (None, "play", ["b", "d4"])),
-    ("7", (7, "", [])), ("x\x00y", (None, "xy", [])), ("007 name", (7, "name", [])),
+    ("name", (None, "name", [])), ("12 name", ("12", "name", [])),
+    ("3\tplay  B\t d4 # c", ("3", "play", ["B", "d4"])), ("play b d4\r", (None, "play", ["b", "d4"])),
+    ("7", ("7", "", [])), ("x\x00y", (None, "xy", [])), ("007 name", ("7", "name", [])),
+    ("000 name", ("0", "name", [])), ("9" * 4301 + " name", ("9" * 4301, "name", [])),
+    # GTP's whitespace is space and tab: other Unicode spaces are ordinary characters
+    ("\xa0", (None, "\xa0", [])), ("\u3000", (None, "\u3000", [])), ("\x85", (None, "\x85", [])),
+    ("play\xa0b d4", (None, "play\xa0b", ["d4"])), ("\x0b\x0c", None),
 ])
 def test_parse_command(line, expected):
     assert parse_command(line) == expected
+
+
+LONG = "9" * 4301
+
+
+@pytest.mark.parametrize("line", [
+    "boardsize " + LONG, "gg-undo " + LONG, "kata-analyze B " + LONG, "lz-analyze b 1" + "0" * 400,
+    "loadsgf x.sgf " + LONG, "time_left B 10 " + LONG, "time_left B 10 1" + "0" * 400,
+    "time_left B " + LONG + " 0", "komi " + LONG, "komi 1e999", "komi 0." + "0" * 200 + "1",
+    "komi \uff15", "komi 1_0", "fixed_handicap " + LONG, "place_free_handicap -" + LONG,
+    "time_settings " + LONG + " 0 0", "kgs-time_settings absolute " + LONG,
+    "kata-analyze B interval " + LONG, "kata-genmove_analyze b maxmoves " + LONG,
+    "goengine-param visits " + LONG, "goengine-param c_puct " + LONG,
+    "goengine-param max_memory " + LONG, "goengine-param max_memory 1.5G",
+    "goengine-param max_memory 0",
+])
+def test_overlong_and_odd_numbers_are_syntax_errors(line):
+    eng = make_engine()
+    with pytest.raises(GTPError) as exc:
+        eng.command(line)
+    assert str(exc.value) == "syntax error"
+
+
+def test_max_memory_parameter_reaches_the_search():
+    eng = make_engine()
+    assert "[string] max_memory 2G" in eng.command("goengine-param").split("\n")
+    eng.command("genmove b")                       # a tree exists: it gets the new cap too
+    eng.command("goengine-param max_memory 64M")
+    assert eng.config.search.max_memory == 64 << 20
+    assert eng.player.params.max_memory == 64 << 20
+    assert eng.player.search_tree.params.max_memory == 64 << 20
+    assert "[string] max_memory 64M" in eng.command("goengine-param").split("\n")
+
+
+def test_loadsgf_without_km_keeps_the_komi(tmp_path):
+    eng = make_engine()
+    eng.command("komi 3.5")
+    (tmp_path / "nokm.sgf").write_text("(;GM[1]FF[4]SZ[9];B[ee];W[cc])")
+    (tmp_path / "km.sgf").write_text("(;GM[1]FF[4]SZ[9]KM[0.5];B[ee])")
+    assert eng.command(f"loadsgf {tmp_path / 'nokm.sgf'}") == "black"
+    assert eng.game.rules.komi == 3.5 and len(eng.game.moves) == 2
+    eng.command(f"loadsgf {tmp_path / 'km.sgf'}")
+    assert eng.game.rules.komi == 0.5
 
 
 def test_table_maps_every_name_to_its_own_handler():

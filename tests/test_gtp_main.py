@@ -25,16 +25,33 @@ def test_help_explains_every_option(capsys):
     text = capsys.readouterr().out
     for option in ("--weights", "--visits", "--playouts", "--time", "--threads", "--batch",
                    "--rules", "--resign", "--ponder", "--no-ponder", "--log", "--seed", "--size",
-                   "--komi", "--lag-buffer"):
+                   "--komi", "--lag-buffer", "--max-memory"):
         assert option in text, option
 
 
 @pytest.mark.parametrize("argv", [["--resign", "1"], ["--size", "x"], ["--time", "0"],
-                                  ["--visits", "0"], ["--rules", "japanese"]])
+                                  ["--visits", "0"], ["--rules", "japanese"], ["--max-memory", "0"],
+                                  ["--max-memory", "1.5G"], ["--max-memory", "lots"],
+                                  ["--max-memory", "9" * 5000]])
 def test_bad_options_exit_with_usage(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("option,shown", [(None, "2G"), ("512M", "512M"), ("2g", "2G"),
+                                          ("1GiB", "1G"), ("3000000", "3000000"), ("64K", "64K")])
+def test_max_memory_option_reaches_the_search(monkeypatch, capsys, option, shown):
+    argv = ["--weights", "uniform", "--seed", "1", "--size", "9", "--quiet"]
+    if option is not None:
+        argv += ["--max-memory", option]
+    rc, out, _ = run_main(monkeypatch, capsys, argv,
+                          "1 goengine-param\n2 goengine-param max_memory 256M\n3 goengine-param\n")
+    assert rc == 0
+    first, second, third = out.split("\n\n")[:3]
+    assert f"[string] max_memory {shown}\n" in first
+    assert second == "=2"
+    assert "[string] max_memory 256M\n" in third
 
 
 def test_uniform_engine_and_log_file(monkeypatch, capsys, tmp_path):

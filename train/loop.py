@@ -179,6 +179,13 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
     rd.remove_stale_temps()
     repair_metrics(rd.metrics_path)
     rd.write_config(cfg.to_dict())
+    if rd.latest_model() is not None:
+        # The newest checkpoint that loads; corrupt ones are renamed *.corrupt (and logged).
+        from engine import weights
+        rd.latest_valid_model(weights.load, _log_corrupt(rd))
+    if resume and rd.latest_model() is None and any(rd.models.glob("model-*.pt.corrupt*")):
+        raise ValueError(f"{rd.models}: no checkpoint loads (the corrupt ones are renamed *.corrupt; "
+                         f"remove them to start again from a new network)")
     if rd.latest_model() is None:
         from engine import weights
         from engine.network import NetConfig
@@ -258,13 +265,25 @@ class SyncPipeline:
             self._set({"phase": "stopped", "generation": self.generation})
 
 
+def _log_corrupt(rd: RunDir):
+    def log(text: str) -> None:
+        print(f"train.loop: {text}", file=sys.stderr, flush=True)
+        rd.append_metrics({"source": "loop", "event": "corrupt_file", "message": text})
+    return log
+
+
 def resolve_config(args: argparse.Namespace, explicit: argparse.Namespace, rd: RunDir) -> RunConfig:
     """New run: the options.  Resume: the saved config, with options given explicitly on this
     command line overriding it (except those in FROZEN_ON_RESUME, which must match)."""
     if not args.resume:
         return from_namespace(args).check()
-    saved = RunConfig.from_dict(rd.read_config())
-    cfg = from_namespace(explicit, base=saved).check()
+    if not rd.exists():
+        raise ValueError(f"{rd.root} holds no run to resume")
+    try:
+        saved = RunConfig.from_dict(rd.read_config())
+        cfg = from_namespace(explicit, base=saved).check()
+    except TypeError as exc:                  # a value of the wrong type in config.json
+        raise ValueError(f"{rd.config_path}: corrupt run config ({exc})") from None
     for name in FROZEN_ON_RESUME:
         if getattr(cfg, name) != getattr(saved, name):
             raise ValueError(f"--{name.replace('_', '-')} cannot change when resuming "
@@ -527,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         budget = Budget.parse(args.budget)
         cfg = resolve_config(args, explicit, rd)
-        rd.root.mkdir(parents=True, exist_ok=True)
+        rd.make_root()                    # ValueError: a file in the way, not writable
         lock = acquire_lock(rd)
         try:
             prepare_run(rd, cfg, args.resume)
@@ -538,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
             return supervise(rd, cfg, budget, progress=not args.quiet, selfplay_only=args.selfplay_only)
         finally:
             lock.close()
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:
         print(f"train.loop: error: {exc}", file=sys.stderr)
         return 2
 

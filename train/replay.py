@@ -22,6 +22,7 @@ positions per second it delivers.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -67,7 +68,8 @@ class ReplayWindow:
     # -- following the run directory ------------------------------------------------------
     def refresh(self) -> int:
         """Loads games that appeared on disk, drops those that left the window; returns the
-        number of games on disk.  Unreadable files are skipped (listed in ``bad_files``)."""
+        number of games on disk.  Unreadable files are skipped, each with a line on stderr
+        naming it and why (once per window), and listed in ``bad_files``."""
         with self._lock:
             listing = self.run_dir.list_games()
             self.games_on_disk = len(listing)
@@ -83,8 +85,9 @@ class ReplayWindow:
                     rec = read_npz(path)
                     if self.board_size is not None and rec.size != self.board_size:
                         rec = None
-                except ValueError as exc:
-                    self.bad_files.append(f"{path}: {exc}")
+                except ValueError as exc:       # truncated, empty, foreign (the message names it)
+                    self.bad_files.append(str(exc))
+                    print(f"replay: skipping game record {exc}", file=sys.stderr, flush=True)
                     rec = None
                 keep[name] = rec
             changed = changed or len(keep) != len(self._loaded)

@@ -12,6 +12,8 @@ through this directory, so any of them can be killed at any moment and restarted
                            the stages: who may work now, up to which game count, which candidate)
       models/
         model-0000000.pt   checkpoints named by training step (engine.weights format)
+        model-0000400.pt.corrupt  a checkpoint that did not load, set aside by --resume (or the
+                           trainer) so that the newest valid one before it is used
         trainer.pt         optimizer state (momentum) of the latest checkpoint, for --resume
         best.json          --mode agz: the model self-play uses (the last promoted; written by the
                            gate, atomically; absent = model-0000000)
@@ -42,10 +44,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
 
@@ -97,6 +100,21 @@ class RunDir:
         self.trainer_state_path = self.models / "trainer.pt"
         self.best_path = self.models / "best.json"
 
+    def make_root(self) -> None:
+        """Creates the run directory itself (and its parents) if needed.  ValueError with a
+        one-line reason when it cannot hold a run: a file in the way, a path below a file, a
+        place where nothing can be written."""
+        if self.root.exists() and not self.root.is_dir():
+            raise ValueError(f"{self.root} is a file, not a directory: it cannot hold a run")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(self.root) else ""
+            raise ValueError(f"cannot create the run directory {self.root}: "
+                             f"{exc.strerror or exc}{where}") from None
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise ValueError(f"the run directory {self.root} is not writable")
+
     def create(self) -> "RunDir":
         """Makes the folders (existing ones are kept); returns self."""
         for d in (self.root, self.models, self.games, self.sgf, self.logs, self.gating):
@@ -108,8 +126,17 @@ class RunDir:
 
     # -- config and state -----------------------------------------------------------------
     def read_config(self) -> dict[str, Any]:
-        """The run's settings; FileNotFoundError when the run was never created."""
-        return json.loads(self.config_path.read_text())
+        """The run's settings; FileNotFoundError when the run was never created, ValueError
+        (naming the file) when config.json is not a JSON object."""
+        try:
+            config = json.loads(self.config_path.read_text())
+        except NotADirectoryError:
+            raise FileNotFoundError(f"{self.root} is not a run directory") from None
+        except ValueError as exc:          # JSONDecodeError, UnicodeDecodeError
+            raise ValueError(f"{self.config_path}: corrupt run config ({exc})") from None
+        if not isinstance(config, dict):
+            raise ValueError(f"{self.config_path}: corrupt run config (not a JSON object)")
+        return config
 
     def write_config(self, config: dict[str, Any]) -> None:
         atomic_write_json(self.config_path, config)
@@ -145,6 +172,35 @@ class RunDir:
     def latest_model(self) -> tuple[int, Path] | None:
         models = self.list_models()
         return models[-1] if models else None
+
+    def latest_valid_model(self, load: Callable[[Path], Any],
+                           log: Callable[[str], None] | None = None) -> tuple[int, Path, Any] | None:
+        """(step, path, ``load(path)``) of the newest checkpoint that loads.  A checkpoint that
+        ``load`` rejects (ValueError, e.g. engine.weights.WeightsError: truncated, empty, random
+        bytes) is renamed to ``NAME.corrupt``, so no stage trips on it again, with a line to
+        ``log`` (default: stderr) naming it and why; then the one before it is tried.  None
+        when no checkpoint loads."""
+        if log is None:
+            def log(text: str) -> None:
+                print(text, file=sys.stderr, flush=True)
+        while True:
+            latest = self.latest_model()
+            if latest is None:
+                return None
+            step, path = latest
+            try:
+                return step, path, load(path)
+            except ValueError as exc:
+                aside = path.with_name(path.name + ".corrupt")
+                n = 1
+                while aside.exists():
+                    aside = path.with_name(f"{path.name}.corrupt.{n}")
+                    n += 1
+                try:
+                    os.replace(path, aside)
+                except FileNotFoundError:
+                    continue                           # set aside by another process meanwhile
+                log(f"skipping corrupt checkpoint {path} (renamed to {aside.name}): {exc}")
 
     def best_model(self) -> tuple[int, Path] | None:
         """(step, path) of the current best (--mode agz): the model named by ``models/best.json``,

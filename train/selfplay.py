@@ -185,7 +185,8 @@ class SelfPlayWorker:
         for _, path in self.rd.list_games()[-scan:]:
             try:
                 rec = read_npz(path)
-            except ValueError:
+            except ValueError as exc:        # the message names the file
+                print(f"selfplay: resign calibration skips game record {exc}", file=sys.stderr, flush=True)
                 continue
             self.calibrator.add(rec, calibrate=False)
         self.calibrator.calibrate()

@@ -181,22 +181,32 @@ class Trainer:
         return path.name
 
     def load_state(self, run_dir: RunDir) -> bool:
-        """Restores the optimiser state if it belongs to the current step; returns whether."""
+        """Restores the optimiser state if it belongs to the current step; returns whether.
+        A state file that cannot be used is reported on stderr (naming it and why), never
+        skipped silently; the next checkpoint overwrites it."""
         path = run_dir.trainer_state_path
         if not path.is_file():
             return False
+
+        def unusable(why: str) -> bool:
+            print(f"trainer: not using the optimiser state {path}: {why}; starting a fresh one",
+                  file=sys.stderr, flush=True)
+            return False
+
         try:
             state = torch.load(path, weights_only=True, map_location=self.device)
-        except Exception:
-            return False
-        if not isinstance(state, dict) or state.get("step") != self.step:
-            return False
+        except Exception as exc:            # truncated, empty, random bytes: torch raises many types
+            return unusable(f"unreadable ({type(exc).__name__}: {exc})")
+        if not isinstance(state, dict):
+            return unusable("not an optimiser state")
+        if state.get("step") != self.step:
+            return unusable(f"it belongs to step {state.get('step')!r}, the model is at step {self.step}")
         try:
             self.optimizer.load_state_dict(state["optimizer"])
             if self.scaler is not None and state.get("scaler"):
                 self.scaler.load_state_dict(state["scaler"])
-        except (ValueError, KeyError, RuntimeError):
-            return False
+        except (ValueError, KeyError, RuntimeError, TypeError) as exc:
+            return unusable(f"does not fit this network ({type(exc).__name__}: {exc})")
         return True
 
 
@@ -223,12 +233,13 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     pin_stage(cfg, "train")
     torch.set_num_threads(stage_threads(cfg, "train"))
     torch.manual_seed(cfg.seed * 7919 + 17)
-    latest = rd.latest_model()
+    # The newest checkpoint that loads: a corrupt one is renamed *.corrupt, with a line saying so.
+    latest = rd.latest_valid_model(weights.load, lambda text: print(f"trainer: {text}", file=sys.stderr,
+                                                                    flush=True))
     if latest is None:
         print("trainer: no model in the run directory", file=sys.stderr)
         return 2
-    step, path = latest
-    model, meta = weights.load(path)
+    step, path, (model, meta) = latest
     trainer = Trainer(model, TrainSettings.from_config(cfg), stage_device(cfg, "train"), step=step)
     resumed = trainer.load_state(rd)
     print(f"trainer: from {path.name} (step {step}), optimiser state {'restored' if resumed else 'fresh'}, "
