@@ -72,38 +72,53 @@ def _activation(kind: str):
 
 
 class _NormAct(nn.Module):
-    """Batch norm (as a per-channel affine map), activation, mask."""
+    """Batch norm (as a per-channel affine map), activation, mask; on [B, S, C]."""
 
     def __init__(self, bn: kw.BatchNorm, act: kw.Activation) -> None:
         super().__init__()
         scale, bias = bn.merged()
-        self.register_buffer("scale", _t(scale).view(1, -1, 1, 1))
-        self.register_buffer("bias", _t(bias).view(1, -1, 1, 1))
+        self.register_buffer("scale", _t(scale))
+        self.register_buffer("bias", _t(bias))
         self.act = _activation(act.kind)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, pool: "_Pool") -> torch.Tensor:
         y = self.act(torch.addcmul(self.bias, x, self.scale))
-        return y if mask is None else y * mask
+        return y if pool.mask is None else y * pool.mask
 
 
-def _conv(c: kw.Conv, fold: kw.BatchNorm | None = None) -> nn.Conv2d:
-    """A Conv2d holding ``c``; with ``fold``, the batch norm that follows it is folded in."""
-    cout, cin, ky, kx = c.weight.shape
-    dy, dx = c.dilation
-    conv = nn.Conv2d(cin, cout, (ky, kx), padding=(dy * (ky // 2), dx * (kx // 2)), dilation=(dy, dx),
-                     bias=fold is not None)
-    w = c.weight
-    with torch.no_grad():
+class _Conv(nn.Module):
+    """A convolution on the [B, S, C] layout: a matrix product for 1x1 kernels, else conv2d on an
+    NCHW view of the same memory (channels-last strides, no copy).  With ``fold``, the batch
+    norm that follows it is folded in (scale into the weights, shift as the bias)."""
+
+    def __init__(self, c: kw.Conv, fold: kw.BatchNorm | None = None) -> None:
+        super().__init__()
+        cout, cin, ky, kx = c.weight.shape
+        w = c.weight
+        bias = None
         if fold is not None:
             scale, bias = fold.merged()
             w = w * scale[:, None, None, None]
-            conv.bias.copy_(_t(bias))
-        conv.weight.copy_(_t(w))
-    return conv.requires_grad_(False)
+        self.pointwise = ky == 1 and kx == 1
+        self.register_buffer("weight", _t(w[:, :, 0, 0] if self.pointwise else w))
+        self.register_buffer("bias", None if bias is None else _t(bias))
+        dy, dx = c.dilation
+        self.padding = (dy * (ky // 2), dx * (kx // 2))
+        self.dilation = (dy, dx)
+        self.cout = cout
+
+    def forward(self, x: torch.Tensor, hw: tuple[int, int]) -> torch.Tensor:
+        if self.pointwise:
+            return F.linear(x, self.weight, self.bias)
+        b, s, c = x.shape
+        h, w = hw
+        img = x.reshape(b, h, w, c).permute(0, 3, 1, 2)
+        y = F.conv2d(img, self.weight, self.bias, padding=self.padding, dilation=self.dilation)
+        return y.permute(0, 2, 3, 1).reshape(b, s, self.cout)
 
 
 class _Linear(nn.Module):
-    """x @ W (no bias), W stored [in, out] as in the file."""
+    """x @ W (no bias), W stored [in, out] as in the file; ``scale`` multiplies the outputs."""
 
     def __init__(self, m: kw.MatMul, scale: np.ndarray | None = None) -> None:
         super().__init__()
@@ -115,102 +130,94 @@ class _Linear(nn.Module):
 
 
 class _Pool:
-    """Board statistics shared by one forward pass: mask (or None for a full board) and area."""
+    """Board facts shared by one forward pass: size, mask [B, S, 1] (None on a full board), area."""
 
     def __init__(self, mask: torch.Tensor | None, h: int, w: int) -> None:
         self.mask = mask
+        self.hw = (h, w)
+        self.key_mask = None
         if mask is None:
             self.area = None
             self.area_scalar = float(h * w)
         else:
-            self.area = mask.sum(dim=(1, 2, 3)).view(-1, 1)   # [B, 1]
+            self.area = mask.sum(dim=1)                         # [B, 1]
 
-    def _sqrt_area(self, like: torch.Tensor) -> torch.Tensor | float:
+    def _sqrt_area(self) -> torch.Tensor | float:
         return math.sqrt(self.area_scalar) if self.area is None else torch.sqrt(self.area)
 
     def mean(self, x: torch.Tensor) -> torch.Tensor:
-        s = x.sum(dim=(2, 3))
+        s = x.sum(dim=1)
         return s / (self.area_scalar if self.area is None else self.area)
 
     def gpool(self, x: torch.Tensor) -> torch.Tensor:
-        """[B, C, H, W] (masked) -> [B, 3C]: mean, size-scaled mean, max (floored at -1)."""
+        """[B, S, C] (masked) -> [B, 3C]: mean, size-scaled mean, max (floored at -1)."""
         mean = self.mean(x)
-        sq = self._sqrt_area(x)
-        if self.mask is None:
-            mx = x.amax(dim=(2, 3))
-        else:
-            mx = (x + (self.mask - 1.0)).amax(dim=(2, 3))
+        sq = self._sqrt_area()
+        mx = x.amax(dim=1) if self.mask is None else (x + (self.mask - 1.0)).amax(dim=1)
         return torch.cat([mean, mean * ((sq - 14.0) * 0.1), mx.clamp_min(-1.0)], dim=1)
 
     def value_pool(self, x: torch.Tensor) -> torch.Tensor:
         mean = self.mean(x)
-        sq = self._sqrt_area(x)
+        sq = self._sqrt_area()
         return torch.cat([mean, mean * ((sq - 14.0) * 0.1), mean * ((sq - 14.0) * (sq - 14.0) * 0.01 - 0.1)], dim=1)
 
 
 # ----------------------------------------------------------------------------------------------
-# Blocks.  Each takes and returns the residual stream; convolution blocks work on [B, C, H, W],
-# transformer blocks on [B, H*W, C]; _Stack converts between the two only when the kind changes.
+# Blocks.  Each takes and returns the residual stream [B, S, C] (S = N*N points, row-major).
 
 
 class _Ordinary(nn.Module):
-    sequence = False
-
     def __init__(self, b: kw.OrdinaryBlock) -> None:
         super().__init__()
         self.pre = _NormAct(b.pre_bn, b.pre_act)
-        self.conv1 = _conv(b.conv1, fold=b.mid_bn)
+        self.conv1 = _Conv(b.conv1, fold=b.mid_bn)
         self.mid_act = _activation(b.mid_act.kind)
-        self.conv2 = _conv(b.conv2)
+        self.conv2 = _Conv(b.conv2)
 
     def forward(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
-        y = self.mid_act(self.conv1(self.pre(x, pool.mask)))
+        y = self.mid_act(self.conv1(self.pre(x, pool), pool.hw))
         if pool.mask is not None:
             y = y * pool.mask
-        return x + self.conv2(y)
+        return x + self.conv2(y, pool.hw)
 
 
 class _GPool(nn.Module):
-    sequence = False
-
     def __init__(self, b: kw.GPoolBlock) -> None:
         super().__init__()
         self.pre = _NormAct(b.pre_bn, b.pre_act)
         scale, _ = b.mid_bn.merged()
-        self.conv1 = _conv(b.conv1, fold=b.mid_bn)
-        self.gconv = _conv(b.gpool_conv, fold=b.gpool_bn)
+        self.conv1 = _Conv(b.conv1, fold=b.mid_bn)
+        self.gconv = _Conv(b.gpool_conv, fold=b.gpool_bn)
         self.gact = _activation(b.gpool_act.kind)
         self.to_bias = _Linear(b.gpool_to_bias, scale)
         self.mid_act = _activation(b.mid_act.kind)
-        self.conv2 = _conv(b.conv2)
+        self.conv2 = _Conv(b.conv2)
 
     def forward(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
-        t = self.pre(x, pool.mask)
-        g = self.gact(self.gconv(t))
+        t = self.pre(x, pool)
+        g = self.gact(self.gconv(t, pool.hw))
         if pool.mask is not None:
             g = g * pool.mask
         bias = self.to_bias(pool.gpool(g))
-        y = self.mid_act(self.conv1(t) + bias[:, :, None, None])
+        y = self.mid_act(self.conv1(t, pool.hw) + bias[:, None, :])
         if pool.mask is not None:
             y = y * pool.mask
-        return x + self.conv2(y)
+        return x + self.conv2(y, pool.hw)
 
 
 class _Nested(nn.Module):
-    sequence = False
-
     def __init__(self, b: kw.NestedBlock) -> None:
         super().__init__()
         self.pre = _NormAct(b.pre_bn, b.pre_act)
-        self.pre_conv = _conv(b.pre_conv)
+        self.pre_conv = _Conv(b.pre_conv)
         self.stack = _Stack(b.blocks)
         self.post = _NormAct(b.post_bn, b.post_act)
-        self.post_conv = _conv(b.post_conv)
+        self.post_conv = _Conv(b.post_conv)
 
     def forward(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
-        mid = self.pre_conv(self.pre(x, pool.mask))
+        mid = self.pre_conv(self.pre(x, pool), pool.hw)
         mid = self.stack(mid, pool)
-        return x + self.post_conv(self.post(mid, pool.mask))
+        return x + self.post_conv(self.post(mid, pool), pool.hw)
 
 
 def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -219,8 +226,6 @@ def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 class _Attention(nn.Module):
-    sequence = True
-
     def __init__(self, b: kw.AttentionBlock) -> None:
         super().__init__()
         self.heads, self.kv_heads, self.q_dim, self.v_dim = b.heads, b.kv_heads, b.q_dim, b.v_dim
@@ -236,9 +241,10 @@ class _Attention(nn.Module):
             self.register_buffer("freqs", _t(b.rope_freqs))   # [KV, dq/2, (x, y)]
         self._tables: dict = {}
 
-    def _rope_tables(self, h: int, w: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        """cos and sin [heads_q or 1, S, dq/2] (and the same for k), computed in float32."""
-        key = (h, w, device)
+    def _rope_tables(self, h: int, w: int, device: torch.device, dtype: torch.dtype):
+        """cos and sin [heads, S, dq] for q and [kv heads, S, dq] for k, each value repeated for
+        the two channels of its pair, sin signed for the rotation (-sin on even channels)."""
+        key = (h, w, device, dtype)
         if key not in self._tables:
             rows = torch.arange(h, dtype=torch.float32).repeat_interleave(w)   # y of each point
             cols = torch.arange(w, dtype=torch.float32).repeat(h)              # x of each point
@@ -254,49 +260,47 @@ class _Attention(nn.Module):
                 freq = torch.pow(torch.tensor(self.theta, dtype=torch.float32), -expo)
                 pos = torch.where(p[None, :] < per_dim, rows[:, None], cols[:, None])
                 ang = (pos * freq[None, :])[None]                                # [1, S, P]
-            cos, sin = torch.cos(ang), torch.sin(ang)
-            self._tables[key] = (cos.to(device), sin.to(device))
+            cos = torch.cos(ang).repeat_interleave(2, dim=-1)
+            sin = torch.sin(ang).repeat_interleave(2, dim=-1)
+            sign = torch.tensor([-1.0, 1.0]).repeat(pairs)
+            sin = sin * sign
+            group = self.heads // self.kv_heads
+            if self.learnable:
+                qc, qs = cos.repeat_interleave(group, dim=0), sin.repeat_interleave(group, dim=0)
+            else:
+                qc, qs = cos, sin
+            self._tables[key] = tuple(t.to(device=device, dtype=dtype) for t in (qc, qs, cos, sin))
         return self._tables[key]
 
     @staticmethod
     def _rotate(t: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        """Rotate channel pairs (2p, 2p+1) of t [B, heads, S, d] by the tables [heads|1, S, d/2]."""
-        shape = t.shape
-        pr = t.reshape(*shape[:-1], -1, 2)
-        x0, x1 = pr[..., 0], pr[..., 1]
-        c, s = cos.to(t.dtype), sin.to(t.dtype)
-        return torch.stack([x0 * c - x1 * s, x0 * s + x1 * c], dim=-1).reshape(shape)
+        """Rotate channel pairs (2p, 2p+1): x0' = x0 cos - x1 sin, x1' = x1 cos + x0 sin."""
+        swapped = t.reshape(*t.shape[:-1], -1, 2).flip(-1).reshape(t.shape)   # (x1, x0) per pair
+        return t * cos + swapped * sin
 
-    def forward(self, x: torch.Tensor, pool: _Pool, hw: tuple[int, int], key_mask) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
         b, s, _ = x.shape
         hq, hkv, dq, dv = self.heads, self.kv_heads, self.q_dim, self.v_dim
-        t = _rms(x, self.ln.to(x.dtype), self.eps)
-        qkv = F.linear(t, self.qkv.to(x.dtype))
+        t = _rms(x, self.ln, self.eps)
+        qkv = F.linear(t, self.qkv)
         q = qkv[..., : hq * dq].reshape(b, s, hq, dq).transpose(1, 2)
         k = qkv[..., hq * dq: (hq + hkv) * dq].reshape(b, s, hkv, dq).transpose(1, 2)
         v = qkv[..., (hq + hkv) * dq:].reshape(b, s, hkv, dv).transpose(1, 2)
         if self.rope:
-            cos, sin = self._rope_tables(hw[0], hw[1], x.device)
-            if self.learnable:
-                group = hq // hkv
-                q = self._rotate(q, cos.repeat_interleave(group, dim=0), sin.repeat_interleave(group, dim=0))
-                k = self._rotate(k, cos, sin)
-            else:
-                q = self._rotate(q, cos, sin)
-                k = self._rotate(k, cos, sin)
+            qc, qs, kc, ks = self._rope_tables(pool.hw[0], pool.hw[1], x.device, x.dtype)
+            q = self._rotate(q, qc, qs)
+            k = self._rotate(k, kc, ks)
         if hkv != hq:
             k = k.repeat_interleave(hq // hkv, dim=1)
             v = v.repeat_interleave(hq // hkv, dim=1)
-        a = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=pool.key_mask)
         y = self.out(a.transpose(1, 2).reshape(b, s, hq * dv))
         if pool.mask is not None:
-            y = y * pool.seq_mask
+            y = y * pool.mask
         return x + y
 
 
 class _FFN(nn.Module):
-    sequence = True
-
     def __init__(self, b: kw.FFNBlock) -> None:
         super().__init__()
         self.eps = float(b.pre_ln.epsilon)
@@ -307,16 +311,16 @@ class _FFN(nn.Module):
         self.hidden = b.hidden
         self.w2 = _Linear(b.linear2)
 
-    def forward(self, x: torch.Tensor, pool: _Pool, hw, key_mask) -> torch.Tensor:
-        t = _rms(x, self.ln.to(x.dtype), self.eps)
-        u = F.linear(t, self.w1.to(x.dtype))
+    def forward(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
+        t = _rms(x, self.ln, self.eps)
+        u = F.linear(t, self.w1)
         if self.swiglu:
             u = F.silu(u[..., : self.hidden]) * u[..., self.hidden:]
         else:   # KataGo's CPU backend only runs SwiGLU nets; a plain FFN would use ReLU here
             u = F.relu(u)
         y = self.w2(u)
         if pool.mask is not None:
-            y = y * pool.seq_mask
+            y = y * pool.mask
         return x + y
 
 
@@ -340,21 +344,8 @@ class _Stack(nn.Module):
         self.blocks = nn.ModuleList([_make_block(b) for b in blocks])
 
     def forward(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
-        bsz, c, h, w = x.shape
-        seq = False
         for block in self.blocks:
-            if block.sequence and not seq:
-                x = x.permute(0, 2, 3, 1).reshape(bsz, h * w, c)
-                seq = True
-            elif not block.sequence and seq:
-                x = x.reshape(bsz, h, w, c).permute(0, 3, 1, 2)
-                seq = False
-            if block.sequence:
-                x = block(x, pool, (h, w), pool.key_mask)
-            else:
-                x = block(x, pool)
-        if seq:
-            x = x.reshape(bsz, h, w, c).permute(0, 3, 1, 2)
+            x = block(x, pool)
         return x
 
 
@@ -365,7 +356,9 @@ class KataNet(nn.Module):
     """A KataGo network (model versions 8-17, no SGF metadata encoder); see the module docstring.
 
     Attributes: ``feature_set`` ("kata7" or "kata7s"), ``planes`` = ``in_planes`` = 41,
-    ``version``, ``name``, ``postprocess`` (KataGo's output multipliers by name).
+    ``version``, ``name``, ``postprocess`` (KataGo's output multipliers by name).  Inside, the
+    residual stream is kept as [B, N*N, C] (points row-major, channels last): 1x1 convolutions
+    and the transformer blocks are matrix products on it, wider kernels run on a view.
     """
 
     planes = PLANES
@@ -378,31 +371,36 @@ class KataNet(nn.Module):
         self.feature_set = kw.feature_set_for(model)
         self.postprocess = model.postprocess_params
         t = model.trunk
-        self.input_conv = _conv(t.initial_conv)
+        w = t.initial_conv.weight
+        self.input_conv = nn.Conv2d(w.shape[1], w.shape[0], w.shape[2:], bias=False,
+                                    padding=(t.initial_conv.dilation[0] * (w.shape[2] // 2),
+                                             t.initial_conv.dilation[1] * (w.shape[3] // 2)),
+                                    dilation=t.initial_conv.dilation)
+        with torch.no_grad():
+            self.input_conv.weight.copy_(_t(w))
         self.input_global = _Linear(t.initial_matmul)
         self.stack = _Stack(t.blocks)
+        self.tip_rms_spatial = False
         if t.norm_kind == 0:
             self.tip = _NormAct(t.tip_bn, t.tip_act)
-            self.tip_rms = None
         else:
             r = t.tip_rms
             self.tip = None
             self.tip_rms_spatial = r.spatial
             self.tip_rms_eps = float(r.epsilon)
-            self.register_buffer("tip_gamma", _t(r.gamma).view(1, -1, 1, 1))
-            self.register_buffer("tip_beta", _t(r.beta).view(1, -1, 1, 1))
-            self.tip_rms = True
+            self.register_buffer("tip_gamma", _t(r.gamma))
+            self.register_buffer("tip_beta", _t(r.beta))
             self.tip_act = _activation(t.tip_act.kind)
         p = model.policy
-        self.p1 = _conv(p.p1_conv)
-        self.g1 = _conv(p.g1_conv, fold=p.g1_bn)
+        self.p1 = _Conv(p.p1_conv)
+        self.g1 = _Conv(p.g1_conv, fold=p.g1_bn)
         self.g1_act = _activation(p.g1_act.kind)
         p1_scale, p1_bias = p.p1_bn.merged()
         self.g_to_p = _Linear(p.gpool_to_bias, p1_scale)
-        self.register_buffer("p1_scale", _t(p1_scale).view(1, -1, 1, 1))
-        self.register_buffer("p1_bias", _t(p1_bias).view(1, -1, 1, 1))
+        self.register_buffer("p1_scale", _t(p1_scale))
+        self.register_buffer("p1_bias", _t(p1_bias))
         self.p1_act = _activation(p.p1_act.kind)
-        self.p2 = _conv(p.p2_conv)
+        self.p2 = _Conv(p.p2_conv)
         self.g_to_pass = _Linear(p.gpool_to_pass)
         self.pass_two_layers = p.pass_mul2 is not None
         if self.pass_two_layers:
@@ -410,7 +408,7 @@ class KataNet(nn.Module):
             self.pass_act = _activation(p.pass_act.kind)
             self.pass2 = _Linear(p.pass_mul2)
         v = model.value
-        self.v1 = _conv(v.v1_conv, fold=v.v1_bn)
+        self.v1 = _Conv(v.v1_conv, fold=v.v1_bn)
         self.v1_act = _activation(v.v1_act.kind)
         self.v2 = _Linear(v.v2_mul)
         self.register_buffer("v2_bias", _t(v.v2_bias.weight))
@@ -419,33 +417,30 @@ class KataNet(nn.Module):
         self.register_buffer("v3_bias", _t(v.v3_bias.weight))
         self.sv3 = _Linear(v.sv3_mul)
         self.register_buffer("sv3_bias", _t(v.sv3_bias.weight))
-        self.own = _conv(v.ownership_conv)
+        self.own = _Conv(v.ownership_conv)
         self.requires_grad_(False)
 
     # -- the network -----------------------------------------------------------------------
 
     def _pool(self, x: torch.Tensor) -> _Pool:
         b, _, h, w = x.shape
-        on_board = x[:, 0:1]
+        on_board = x[:, 0]
         if bool((on_board == 1.0).all()):
-            pool = _Pool(None, h, w)
-            pool.key_mask = None
-            return pool
-        pool = _Pool(on_board, h, w)
-        flat = on_board.reshape(b, 1, 1, h * w)
-        pool.key_mask = torch.where(flat > 0, 0.0, float("-inf")).to(x.dtype)
-        pool.seq_mask = on_board.reshape(b, h * w, 1)
+            return _Pool(None, h, w)
+        mask = on_board.reshape(b, h * w, 1).to(x.dtype)
+        pool = _Pool(mask, h, w)
+        pool.key_mask = torch.where(mask.reshape(b, 1, 1, h * w) > 0, 0.0, float("-inf")).to(x.dtype)
         return pool
 
     def _tip(self, x: torch.Tensor, pool: _Pool) -> torch.Tensor:
         if self.tip is not None:
-            return self.tip(x, pool.mask)
+            return self.tip(x, pool)
         sq = x * x
         if self.tip_rms_spatial:
-            count = (pool.area_scalar if pool.area is None else pool.area.view(-1, 1, 1, 1)) * x.shape[1]
-            ms = sq.sum(dim=(1, 2, 3), keepdim=True) / count
+            count = (pool.area_scalar if pool.area is None else pool.area.view(-1, 1, 1)) * x.shape[-1]
+            ms = sq.sum(dim=(1, 2), keepdim=True) / count
         else:
-            ms = sq.mean(dim=1, keepdim=True)
+            ms = sq.mean(dim=-1, keepdim=True)
         y = self.tip_act(x * torch.rsqrt(ms + self.tip_rms_eps) * self.tip_gamma + self.tip_beta)
         return y if pool.mask is None else y * pool.mask
 
@@ -459,32 +454,33 @@ class KataNet(nn.Module):
             raise ValueError(f"expected input [B, {PLANES}, N, N], got {tuple(x.shape)}")
         bsz, _, h, w = x.shape
         pool = self._pool(x)
-        spatial = x[:, :SPATIAL]
         glob = x[:, SPATIAL:, 0, 0]
-        trunk = self.input_conv(spatial) + self.input_global(glob)[:, :, None, None]
+        img = self.input_conv(x[:, :SPATIAL])
+        trunk = img.permute(0, 2, 3, 1).reshape(bsz, h * w, -1) + self.input_global(glob)[:, None, :]
         trunk = self.stack(trunk, pool)
         trunk = self._tip(trunk, pool)
         # policy head
-        g = self.g1_act(self.g1(trunk))
+        g = self.g1_act(self.g1(trunk, pool.hw))
         if pool.mask is not None:
             g = g * pool.mask
         gp = pool.gpool(g)
-        p = self.p1_act(torch.addcmul(self.p1_bias + self.g_to_p(gp)[:, :, None, None], self.p1(trunk), self.p1_scale))
+        p = self.p1_act(torch.addcmul(self.p1_bias + self.g_to_p(gp)[:, None, :], self.p1(trunk, pool.hw),
+                                      self.p1_scale))
         if pool.mask is not None:
             p = p * pool.mask
-        policy = self.p2(p).reshape(bsz, -1, h * w)
+        policy = self.p2(p, pool.hw).transpose(1, 2)
         if self.pass_two_layers:
             policy_pass = self.pass2(self.pass_act(self.g_to_pass(gp) + self.pass_bias))
         else:
             policy_pass = self.g_to_pass(gp)
         # value head
-        v1 = self.v1_act(self.v1(trunk))
+        v1 = self.v1_act(self.v1(trunk, pool.hw))
         if pool.mask is not None:
             v1 = v1 * pool.mask
         v2 = self.v2_act(self.v2(pool.value_pool(v1)) + self.v2_bias)
         value = self.v3(v2) + self.v3_bias
         score = self.sv3(v2) + self.sv3_bias
-        own = self.own(v1).reshape(bsz, h * w)
+        own = self.own(v1, pool.hw)[..., 0]
         return {"policy": policy, "policy_pass": policy_pass, "value": value, "score": score,
                 "ownership": own, "global": glob}
 
