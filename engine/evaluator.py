@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import math
 import threading
@@ -168,6 +169,25 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     return dtype
 
 
+@functools.lru_cache(maxsize=None)
+def _symmetry_table(size: int, with_pass: bool, device: str) -> torch.Tensor:
+    """int64 [8, N*N(+1)]: row k is the gather index of symmetry k (engine.symmetry)."""
+    rows = [symmetry.policy_permutation(k, size, with_pass) for k in range(symmetry.NUM_SYMMETRIES)]
+    return torch.from_numpy(np.stack(rows)).to(device)
+
+
+def _gather_points(t: torch.Tensor, ks: np.ndarray, size: int, with_pass: bool) -> torch.Tensor:
+    """Symmetry ``ks[i]`` applied to batch item ``t[i]`` in one gather: planes [B, P, N, N]
+    or flat per-point vectors [B, N*N(+1)] (the same result as engine.symmetry's
+    apply_symmetries / apply_policy_symmetries)."""
+    index = _symmetry_table(size, with_pass, str(t.device))[torch.from_numpy(np.asarray(ks, np.int64))]
+    if t.dim() == 4:
+        b, p = t.shape[0], t.shape[1]
+        flat = t.reshape(b, p, size * size)
+        return flat.gather(2, index[:, None, :].expand(b, p, size * size)).reshape(t.shape)
+    return t.gather(1, index.to(t.device))
+
+
 def _model_io(model: nn.Module) -> tuple[str, int]:
     """(feature_set, input planes) of a model: its ``feature_set`` and ``in_planes`` (or ``planes``)
     attributes, else those of its ``config``. Raises TypeError when they cannot be found."""
@@ -302,10 +322,11 @@ class TorchEvaluator:
             with self._lock:
                 ks = self._rng.integers(0, symmetry.NUM_SYMMETRIES, size=b)
             inverse = np.asarray(symmetry.INVERSE)[ks]
-            policy, value, ownership, score = self._infer_chunked(symmetry.apply_symmetries(x, ks))
-            policy = symmetry.apply_policy_symmetries(policy, inverse)
+            n = x.shape[-1]
+            policy, value, ownership, score = self._infer_chunked(_gather_points(x, ks, n, False))
+            policy = _gather_points(policy, inverse, n, policy.shape[-1] == n * n + 1)
             if ownership is not None:
-                ownership = symmetry.apply_policy_symmetries(ownership, inverse)
+                ownership = _gather_points(ownership, inverse, n, False)
         else:
             policy, value, ownership, score = self._infer_chunked(x)
 
