@@ -231,3 +231,28 @@ def test_one_thread_is_deterministic_and_threads_match_visit_totals():
     r = player.search(Game(9), visits=300)
     assert r.visits == 300 and sum(c.visits for c in r.children) == 299
     player.close()
+
+
+def test_gtp_engine_with_two_search_threads(monkeypatch, capsys, tmp_path):
+    """python -m engine --threads 2: two search threads play and analyse through GTP."""
+    import io
+    import sys
+
+    from engine import __main__ as cli
+    from engine import weights
+    from engine.network import NetConfig
+
+    path = tmp_path / "tiny.pt"
+    weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),
+                 {"board_sizes": [9], "step": 0, "parent": None})
+    stdin = "genmove b\ngoengine-param analysis_min_visits 64\nkata-analyze w 1000\ngenmove w\nquit\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    rc = cli.main(["--weights", str(path), "--seed", "1", "--size", "9", "--visits", "64",
+                   "--threads", "2", "--precision", "fp32"])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    blocks = out[:-2].split("\n\n")
+    assert blocks[0].startswith("= ") and blocks[1] == "=" and blocks[2].startswith("=\ninfo move")
+    assert blocks[3].startswith("= ")
+    assert "precision: fp32 channels-last (forced by --precision)" in err
+    assert "64 visits" in err
