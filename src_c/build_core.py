@@ -9,7 +9,7 @@ import os
 from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["board.c", "game.c", "feature_planes.c", "kata_features.c", "search.c"]
+SOURCES = ["board.c", "game.c", "feature_planes.c", "kata_ladder.c", "kata_features.c", "search.c"]
 
 CDEF = """
 enum { EMPTY = 0, BLACK = 1, WHITE = 2, BORDER = 3 };

@@ -107,8 +107,6 @@ int game_play(game_t *g, int pt, int c) {
     game_stones(g, g->prev[0]);
     (void)n;
     if (g->nprev < GAME_PREV) g->nprev++;
-    g->before[1] = g->before[0];
-    g->before[0] = g->board;
     int v = board_from_compact(&g->board, pt);
     if (push_move(g, v, c) != 0) return -1;
     board_play(&g->board, v, c);

@@ -29,8 +29,6 @@ typedef struct {
     int16_t *moves;                 /* moves[i] (padded point or BOARD_PASS) led from hashes[i] */
     uint8_t *movers;                /* ... to hashes[i + 1]; movers[i] is the colour that played it */
     int capmoves;                   /* allocated entries of moves/movers (nhashes - 1 are used) */
-    board_t before[2];              /* the board before the last move and before the one ahead of
-                                     * it (valid for nhashes - 1 > i); KataGo's ladder planes */
 } game_t;
 
 /* Allocates a new game on an empty board; NULL if size is outside 2..19 or out of memory. */

@@ -1,5 +1,6 @@
 /* kata_features.c - KataGo's input features: ladders, pass-alive areas (Benson), history. */
 #include "kata_features.h"
+#include "kata_ladder.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,310 +13,6 @@
 static inline int is_stone(int c) { return c == BLACK || c == WHITE; }
 static inline int libs_of(const board_t *b, int v) { return b->libs[b->head[v]]; }
 static inline int compact(const board_t *b, int v) { return board_to_compact(b, v); }
-
-/* ---------------------------------------------------------------------------------------------
- * Ladders.  A minimax search over atari sequences with KataGo's rules of thumb: the defender
- * (group owner) answers by capturing an adjacent group in atari or extending on its liberty,
- * the attacker plays on one of the two liberties; any simple-ko point left on the board makes
- * the defender escape (ladders relying on ko do not count); a defender extension with 3 or more
- * sure liberties escapes; a double ko-mouth end counts as captured.  Moves are legal without
- * suicide and the ko point is barred for both colours.  The search gives up (not captured)
- * after LADDER_BUDGET moves and calls a line captured once it is deeper than 1.5 * N * N. */
-
-#define LADDER_BUDGET 25000
-
-typedef struct {
-    board_t *frames;    /* frames[d]: the board at depth d */
-    int cap;
-    int nodes;          /* moves played */
-    int limit;          /* depth at which a line counts as captured */
-    int aborted;
-    int target;         /* a stone of the defending group */
-} ladder_t;
-
-static int ladder_legal(const board_t *b, int v, int c) {
-    if (b->color[v] != EMPTY || v == b->ko) return 0;
-    return board_check(b, v, c, 0) == MOVE_OK;
-}
-
-static int immediate_libs(const board_t *b, int v) {
-    int n = 0;
-    NB(b, v, p) n += b->color[p] == EMPTY;
-    return n;
-}
-
-/* Appends to list (length *len) the liberties of the group at g that are not in it yet. */
-static void add_group_libs(const board_t *b, int g, int16_t *list, int *len) {
-    int s = g;
-    do {
-        NB(b, s, p) {
-            if (b->color[p] != EMPTY) continue;
-            int dup = 0;
-            for (int i = 0; i < *len && !dup; i++) dup = list[i] == p;
-            if (!dup) list[(*len)++] = (int16_t)p;
-        }
-        s = b->next[s];
-    } while (s != g);
-}
-
-/* Appends the capturing points of the opponent groups in atari next to the group at g. */
-static void add_capture_moves(const board_t *b, int g, int16_t *list, int *len) {
-    int opp = board_other(b->color[g]);
-    int16_t seen[BOARD_MAX_AREA];
-    int nseen = 0;
-    int s = g;
-    do {
-        NB(b, s, p) {
-            if (b->color[p] != opp || libs_of(b, p) != 1) continue;
-            int h = b->head[p], dup = 0;
-            for (int i = 0; i < nseen && !dup; i++) dup = seen[i] == h;
-            if (dup) continue;
-            seen[nseen++] = (int16_t)h;
-            add_group_libs(b, h, list, len);
-        }
-        s = b->next[s];
-    } while (s != g);
-}
-
-static int has_capture_moves(const board_t *b, int g) {
-    int opp = board_other(b->color[g]);
-    int s = g;
-    do {
-        NB(b, s, p) if (b->color[p] == opp && libs_of(b, p) == 1) return 1;
-        s = b->next[s];
-    } while (s != g);
-    return 0;
-}
-
-/* Quick bounds on the liberties a stone of colour c at empty v would have. */
-static void libs_bounds(const board_t *b, int v, int c, int *lower, int *upper) {
-    int opp = board_other(c), empties = 0, caps = 0, cap_stones = 0, conn = 0, conn_max = 0;
-    NB(b, v, p) {
-        int col = b->color[p];
-        if (col == EMPTY) empties++;
-        else if (col == opp && libs_of(b, p) == 1) { caps++; cap_stones += b->nstones[b->head[p]]; }
-        else if (col == c) {
-            int l = libs_of(b, p) - 1;
-            conn += l;
-            if (l > conn_max) conn_max = l;
-        }
-    }
-    *lower = caps + (conn_max > empties ? conn_max : empties);
-    *upper = empties + cap_stones + conn;
-}
-
-/* Exact liberties (capped at max) a stone of colour c at empty v would have. */
-static int libs_after(const board_t *b, int v, int c, int max) {
-    int opp = board_other(c);
-    int16_t libs[BOARD_MAX_AREA];
-    int n = 0;
-    int16_t caught[4];
-    int ncaught = 0;
-    NB(b, v, p) {
-        if (b->color[p] == EMPTY || (b->color[p] == opp && libs_of(b, p) == 1)) {
-            libs[n++] = (int16_t)p;   /* neighbours are distinct: no duplicate check needed */
-            if (n >= max) return max;
-            if (b->color[p] == opp) {
-                int h = b->head[p], dup = 0;
-                for (int i = 0; i < ncaught && !dup; i++) dup = caught[i] == h;
-                if (!dup) caught[ncaught++] = (int16_t)h;
-            }
-        }
-    }
-    int16_t joined[4];
-    int njoined = 0;
-    NB(b, v, p) {
-        if (b->color[p] != c) continue;
-        int h = b->head[p], dup = 0;
-        for (int i = 0; i < njoined && !dup; i++) dup = joined[i] == h;
-        if (dup) continue;
-        joined[njoined++] = (int16_t)h;
-        int s = h;
-        do {
-            NB(b, s, q) {
-                if (q == v) continue;
-                int free_after = b->color[q] == EMPTY;
-                if (!free_after && b->color[q] == opp)
-                    for (int i = 0; i < ncaught; i++) free_after |= b->head[q] == caught[i];
-                if (!free_after) continue;
-                int dup2 = 0;
-                for (int i = 0; i < n && !dup2; i++) dup2 = libs[i] == q;
-                if (!dup2) {
-                    libs[n++] = (int16_t)q;
-                    if (n >= max) return max;
-                }
-            }
-            s = b->next[s];
-        } while (s != h);
-    }
-    return n;
-}
-
-/* True if colour c playing at empty v captures exactly one single stone and v is otherwise
- * surrounded by the opponent (or the edge): a ko capture. */
-static int ko_capture(const board_t *b, int v, int c) {
-    if (b->color[v] != EMPTY) return 0;
-    int opp = board_other(c), found = 0;
-    NB(b, v, p) {
-        int col = b->color[p];
-        if (col != BORDER && col != opp) return 0;
-        if (col == opp && libs_of(b, p) == 1) {
-            if (found) return 0;
-            found = p;
-        }
-    }
-    return found && b->nstones[b->head[found]] == 1;
-}
-
-/* Heuristic order key of an attacker move: the defender's liberties if it extended there. */
-static int attack_order_key(const board_t *b, int v, int defender) {
-    int key = 2 * immediate_libs(b, v);
-    NB(b, v, p) {
-        if (b->color[p] != defender) continue;
-        int l = libs_of(b, p);
-        if (l > 1) key += 2 * l - 3;
-    }
-    return key;
-}
-
-static board_t *frame(ladder_t *x, int depth) {
-    if (depth >= x->cap) {
-        int cap = x->cap * 2;
-        while (cap <= depth) cap *= 2;
-        board_t *f = realloc(x->frames, (size_t)cap * sizeof(board_t));
-        if (!f) return NULL;
-        x->frames = f;
-        x->cap = cap;
-    }
-    return &x->frames[depth];
-}
-
-/* Is the target group captured with correct play from frames[depth], the defender to move
- * when `defender` is set?  Sets x->aborted when the budget runs out. */
-static int ladder_search(ladder_t *x, int depth, int defender) {
-    if (depth >= x->limit) return 1;
-    if (x->nodes >= LADDER_BUDGET) { x->aborted = 1; return 0; }
-    const board_t *b = &x->frames[depth];
-    int v = x->target;
-    int def = b->color[v], att = board_other(def);
-    int libs = libs_of(b, v);
-    int16_t moves[BOARD_MAX_AREA];
-    int n = 0;
-    if (defender) {
-        if (libs >= 2) return 0;
-        if (b->ko != BOARD_NONE) return 0;
-        add_capture_moves(b, b->head[v], moves, &n);
-        add_group_libs(b, b->head[v], moves, &n);
-        int lower, upper;
-        libs_bounds(b, moves[n - 1], def, &lower, &upper);
-        if (lower >= 3) return 0;
-        if (n == 1 && upper <= 1) return 1;
-    } else {
-        if (libs <= 1) return 1;
-        if (libs >= 3) return 0;
-        add_group_libs(b, b->head[v], moves, &n);
-        int l0 = immediate_libs(b, moves[0]), l1 = immediate_libs(b, moves[1]);
-        if (l0 == 0 && l1 == 0 && ko_capture(b, moves[0], att) && ko_capture(b, moves[1], att)
-            && libs_after(b, moves[0], def, 3) <= 2 && libs_after(b, moves[1], def, 3) <= 2
-            && !has_capture_moves(b, b->head[v]))
-            return 1;   /* two ko mouths: count it as captured */
-        int s = b->stride, d = moves[0] - moves[1];
-        int adjacent = d == 1 || d == -1 || d == s || d == -s;
-        if (!adjacent) {
-            if (l0 >= 3 && l1 >= 3) return 0;
-            if (l0 >= 3) n = 1;
-            else if (l1 >= 3) { moves[0] = moves[1]; n = 1; }
-        }
-        if (n == 2 && attack_order_key(b, moves[1], def) > attack_order_key(b, moves[0], def)) {
-            int16_t t = moves[0]; moves[0] = moves[1]; moves[1] = t;
-        }
-    }
-    int mover = defender ? def : att;
-    for (int i = 0; i < n; i++) {
-        b = &x->frames[depth];     /* frames may have moved (realloc) */
-        if (!ladder_legal(b, moves[i], mover)) continue;
-        board_t *next = frame(x, depth + 1);
-        if (!next) { x->aborted = 1; return 0; }
-        *next = x->frames[depth];
-        board_play(next, moves[i], mover);
-        x->nodes++;
-        int captured = ladder_search(x, depth + 1, !defender);
-        if (x->aborted) return 0;
-        if (x->nodes >= LADDER_BUDGET) { x->aborted = 1; return 0; }
-        if (defender && !captured) return 0;
-        if (!defender && captured) return 1;
-    }
-    return defender;   /* defender: every escape fails; attacker: no move works */
-}
-
-static int ladder_run(const board_t *start, int v, int clear_ko, int defender_first) {
-    ladder_t x;
-    x.cap = 64;
-    x.frames = malloc((size_t)x.cap * sizeof(board_t));
-    if (!x.frames) return 0;
-    x.nodes = 0;
-    x.aborted = 0;
-    x.target = v;
-    x.limit = start->size * start->size * 3 / 2;
-    x.frames[0] = *start;
-    if (clear_ko) x.frames[0].ko = BOARD_NONE;
-    int r = ladder_search(&x, 0, defender_first);
-    free(x.frames);
-    return x.aborted ? 0 : r;
-}
-
-int kata_ladder_captured(const board_t *b, int v, int *working) {
-    if (working) *working = 0;
-    if (!is_stone(b->color[v])) return 0;
-    int libs = libs_of(b, v);
-    if (libs == 1) return ladder_run(b, v, 1, 1);
-    if (libs != 2) return 0;
-    int16_t lib[BOARD_MAX_AREA];
-    int n = 0;
-    add_group_libs(b, b->head[v], lib, &n);
-    int att = board_other(b->color[v]), mask = 0;
-    for (int i = 0; i < 2; i++) {
-        if (!ladder_legal(b, lib[i], att)) continue;
-        board_t after = *b;
-        board_play(&after, lib[i], att);
-        if (ladder_run(&after, v, 1, 1)) mask |= 1 << i;
-    }
-    if (working) *working = mask;
-    return mask != 0;
-}
-
-void kata_ladders(const board_t *b, int attacked, uint8_t *laddered, uint8_t *working) {
-    int n = b->size;
-    memset(laddered, 0, (size_t)(n * n));
-    if (working) memset(working, 0, (size_t)(n * n));
-    int16_t solved_head[BOARD_MAX_AREA];
-    uint8_t solved_value[BOARD_MAX_AREA];
-    int nsolved = 0;
-    for (int r = 0; r < n; r++)
-        for (int c = 0; c < n; c++) {
-            int v = board_point(b, r, c);
-            if (!is_stone(b->color[v])) continue;
-            int libs = libs_of(b, v);
-            if (libs != 1 && libs != 2) continue;
-            int h = b->head[v], known = -1;
-            for (int i = 0; i < nsolved && known < 0; i++)
-                if (solved_head[i] == h) known = solved_value[i];
-            if (known < 0) {
-                int mask = 0;
-                known = kata_ladder_captured(b, v, &mask);
-                solved_head[nsolved] = (int16_t)h;
-                solved_value[nsolved++] = (uint8_t)known;
-                if (known && working && libs == 2 && b->color[v] == attacked) {
-                    int16_t lib[BOARD_MAX_AREA];
-                    int nl = 0;
-                    add_group_libs(b, h, lib, &nl);
-                    for (int i = 0; i < 2; i++)
-                        if (mask & (1 << i)) working[compact(b, lib[i])] = 1;
-                }
-            }
-            if (known) laddered[r * n + c] = 1;
-        }
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Area (KataGo's calculateArea): Benson's pass-alive groups and territory for each colour, then
@@ -507,47 +204,70 @@ static float komi_wave(float self_komi, int area) {
     return d - 2.0f;
 }
 
+/* The last three positions of a game replayed from the empty board, with KataGo's group
+ * order (the ladder reader needs it): cur = now, prev[0] = before the last move, prev[1] =
+ * before the one ahead of it. */
+typedef struct {
+    board_t cur, prev[2];
+    kata_order_t cur_o, prev_o[2];
+    uint64_t path_hash[1025];   /* path_hash[i]: hash before path move i; [npath]: the leaf */
+} replay_t;
+
+/* Replays g's moves then the path (each by the side to move); `cleared`: the game's ko point is
+ * dropped before the path (KataGo's cleared history).  -1 if a path move is illegal. */
+static int replay(replay_t *r, const game_t *g, const int16_t *path, int npath, int cleared) {
+    int ngame = g->nhashes - 1, total = ngame + npath;
+    board_init(&r->cur, g->board.size);
+    kata_order_init(&r->cur_o);
+    for (int i = 0; i < total; i++) {
+        int v, c;
+        if (i < ngame) {
+            v = g->moves[i];
+            c = g->movers[i];
+        } else {
+            if (i == ngame) {
+                r->cur.to_move = g->board.to_move;   /* set-to-move overrides */
+                if (cleared) r->cur.ko = BOARD_NONE;
+                r->path_hash[0] = r->cur.hash;
+            }
+            v = path[i - ngame];
+            c = r->cur.to_move;
+            if (v != BOARD_PASS && (v <= 0 || r->cur.color[v] != EMPTY)) return -1;
+        }
+        if (i == total - 2) { r->prev[1] = r->cur; r->prev_o[1] = r->cur_o; }
+        if (i == total - 1) { r->prev[0] = r->cur; r->prev_o[0] = r->cur_o; }
+        kata_order_play(&r->cur_o, &r->cur, v, c);
+        board_play(&r->cur, v, c);
+        if (i >= ngame) r->path_hash[i - ngame + 1] = r->cur.hash;
+    }
+    if (npath == 0) {
+        r->cur.to_move = g->board.to_move;
+        if (cleared) r->cur.ko = BOARD_NONE;
+        r->path_hash[0] = r->cur.hash;
+    }
+    return 0;
+}
+
 int kata_features_after(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
                         float *out, uint64_t *key) {
     static const int max_path = 1024;
     if (npath > max_path) return -1;
-    hist_t *h = malloc(sizeof(hist_t));
-    board_t *boards = malloc(3 * sizeof(board_t));   /* leaf, leaf - 1, leaf - 2 */
-    if (!h || !boards) { free(h); free(boards); return -1; }
-    h->g = g;
-    h->path = path;
-    h->npath = npath;
     int ngame = g->nhashes - 1;
     const board_t *root = &g->board;
     /* KataGo clears the history when the side to move did not follow the last move. */
-    h->first = 0;
     int cleared = ngame > 0 && g->movers[ngame - 1] == root->to_move;
-    if (cleared) h->first = ngame;
-
-    /* Replay the path, keeping the last three boards. */
-    board_t *cur;
-    board_t *ring[3] = {&boards[0], &boards[1], &boards[2]};
-    *ring[0] = *root;
-    if (cleared) ring[0]->ko = BOARD_NONE;
-    int ri = 0;
-    h->path_hash[0] = root->hash;
-    for (int i = 0; i < npath; i++) {
-        board_t *b = ring[ri];
-        int c = b->to_move;
-        if (path[i] != BOARD_PASS) {
-            if (b->color[path[i]] != EMPTY) { free(h); free(boards); return -1; }
-        }
-        int nx = (ri + 1) % 3;
-        *ring[nx] = *b;
-        board_play(ring[nx], path[i], c);
-        ri = nx;
-        h->path_hash[i + 1] = ring[ri]->hash;
-    }
-    cur = ring[ri];
-    const board_t *prev1 = npath >= 1 ? ring[(ri + 2) % 3] : (ngame - h->first >= 1 ? &g->before[0] : NULL);
-    const board_t *prev2 = npath >= 2 ? ring[(ri + 1) % 3] : npath == 1 ? (ngame - h->first >= 1 ? &g->before[0] : NULL)
-                                                           : (ngame - h->first >= 2 ? &g->before[1] : NULL);
-
+    hist_t *h = malloc(sizeof(hist_t));
+    replay_t *rp = malloc(sizeof(replay_t));
+    if (!h || !rp || replay(rp, g, path, npath, cleared) != 0) { free(h); free(rp); return -1; }
+    h->g = g;
+    h->path = path;
+    h->npath = npath;
+    memcpy(h->path_hash, rp->path_hash, (size_t)(npath + 1) * sizeof(uint64_t));
+    h->first = cleared ? ngame : 0;
+    board_t *cur = &rp->cur;
+    int total_moves = ngame + npath;
+    const board_t *prev1 = total_moves - h->first >= 1 ? &rp->prev[0] : NULL;
+    const board_t *prev2 = total_moves - h->first >= 2 ? &rp->prev[1] : NULL;
     const board_t *b = cur;
     int n = b->size, area = n * n;
     int pla = b->to_move, opp = board_other(pla);
@@ -648,16 +368,18 @@ int kata_features_after(const game_t *g, const int16_t *path, int npath, int pas
 
     /* 14-17: ladders now and one and two moves ago */
     uint8_t lad[BOARD_MAX_AREA], work[BOARD_MAX_AREA];
-    kata_ladders(b, opp, lad, work);
+    kata_ladders_ordered(b, &rp->cur_o, opp, lad, work);
     for (int i = 0; i < area; i++) {
         if (lad[i]) out[14 * area + i] = 1.0f;
         if (work[i]) out[17 * area + i] = 1.0f;
     }
     const board_t *lb1 = included >= 1 && prev1 ? prev1 : b;
+    const kata_order_t *lo1 = lb1 == b ? &rp->cur_o : &rp->prev_o[0];
     const board_t *lb2 = included >= 2 && prev2 ? prev2 : lb1;
-    kata_ladders(lb1, EMPTY, lad, NULL);
+    const kata_order_t *lo2 = lb2 == lb1 ? lo1 : &rp->prev_o[1];
+    kata_ladders_ordered(lb1, lo1, EMPTY, lad, NULL);
     for (int i = 0; i < area; i++) if (lad[i]) out[15 * area + i] = 1.0f;
-    if (lb2 != lb1) kata_ladders(lb2, EMPTY, lad, NULL);
+    if (lb2 != lb1) kata_ladders_ordered(lb2, lo2, EMPTY, lad, NULL);
     for (int i = 0; i < area; i++) if (lad[i]) out[16 * area + i] = 1.0f;
 
     /* 18-19: area */
@@ -693,7 +415,7 @@ int kata_features_after(const game_t *g, const int16_t *path, int npath, int pas
         *key = k;
     }
     free(h);
-    free(boards);
+    free(rp);
     return 0;
 }
 
@@ -705,7 +427,10 @@ void kata_game_area(const game_t *g, int suicide_legal, uint8_t *owner) {
 }
 
 void kata_game_ladders(const game_t *g, int attacked, uint8_t *laddered, uint8_t *working) {
-    kata_ladders(&g->board, attacked, laddered, working);
+    replay_t *rp = malloc(sizeof(replay_t));
+    if (!rp || replay(rp, g, NULL, 0, 0) != 0) { free(rp); return; }
+    kata_ladders_ordered(&rp->cur, &rp->cur_o, attacked, laddered, working);
+    free(rp);
 }
 
 int kata_game_features(const game_t *g, int pass_alive_suicide, float *out, uint64_t *key) {

@@ -22,7 +22,8 @@
  *   9-13 territory scoring, tax, encore (always 0 here)   14 a pass now would end the game
  *   15-17 playout doubling, button (always 0)   18 komi parity wave (see kata_features.c)
  * History (moves, earlier positions, superko, passes) comes from the game and the moves played
- * after it; a game whose side to move did not follow its last move is featurized with its
+ * after it, replayed from the empty board (the ladder reader, kata_ladder.h, needs KataGo's own
+ * order of each group's stones); a game whose side to move did not follow its last move is featurized with its
  * history cleared, as KataGo does when asked to evaluate for the other colour. */
 #ifndef GO_KATA_FEATURES_H
 #define GO_KATA_FEATURES_H
@@ -46,16 +47,6 @@ int kata_features_after(const game_t *g, const int16_t *path, int npath, int pas
  * pass-alive stones and territory (Benson), empty regions bordered by one colour only,
  * remaining stones as they stand.  suicide_legal: multi-stone suicide allowed. */
 void kata_area(const board_t *b, int suicide_legal, uint8_t *owner);
-
-/* Ladder status of every stone of board b: laddered[N*N] (compact) gets 1 on stones of groups
- * in a working ladder; working[N*N] (may be NULL) gets 1 on the moves that start a working
- * ladder against groups with 2 liberties of colour `attacked` (EMPTY: none). */
-void kata_ladders(const board_t *b, int attacked, uint8_t *laddered, uint8_t *working);
-
-/* 1 if the group at padded point v (which must hold a stone) is captured in a ladder with
- * its owner to move (1 liberty) or its opponent to move (2 liberties), else 0; for 2
- * liberties, *working (may be NULL) gets a bit mask: 1 = first liberty, 2 = second works. */
-int kata_ladder_captured(const board_t *b, int v, int *working);
 
 /* The same for the current position of game g (Python and tests). */
 void kata_game_area(const game_t *g, int suicide_legal, uint8_t *owner);

@@ -245,3 +245,52 @@ def test_feature_key_tracks_history_and_komi():
     _play(c, "E5 D4 C3")
     assert a.feature_key("kata7") != c.feature_key("kata7")
     assert a.feature_key("kata7") == a.copy().feature_key("kata7")
+
+
+def _leaf_paths(planes: np.ndarray, size: int):
+    """Candidate move paths (1 to 5 moves, oldest first) from a leaf's history planes: plane
+    9 + k (or global k for a pass) is the move k + 1 moves back."""
+    import itertools
+
+    def back(k):
+        if planes[22 + k, 0, 0] == 1:
+            return [size * size]
+        return [int(p) for p in np.flatnonzero(planes[9 + k].ravel())]
+    for depth in range(1, 6):
+        yield from (list(reversed(c)) for c in itertools.product(*[back(k) for k in range(depth)]))
+
+
+@pytest.mark.parametrize("rules", ["chinese", "tromp-taylor"])
+def test_search_leaves_match_the_game(rules):
+    """The search writes a leaf's planes from the root game and the moves below it; they equal
+    the planes of the game with those moves played (history, ladders two moves back, ko,
+    superko, passes).  Leaves up to 5 moves deep are checked (the planes show 5 moves)."""
+    from engine.core import Search
+    game = Game(7, Rules.preset(rules, komi=7.5))
+    _play(game, "D4 C4 C3 D3 E3 D2 C5 B4 pass E4")
+    search = Search(game, feature_set="kata7", max_batch=8, seed=3)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(7):                     # shallow enough for every leaf to be <= 5 moves deep
+        n = search.collect()
+        for i in range(n):
+            leaf = search.planes[i]
+            if np.array_equal(leaf, game.features("kata7")):
+                checked += 1
+                continue
+            for path in _leaf_paths(leaf, 7):
+                g = game.copy()
+                try:
+                    for m in path:
+                        g.play(m)
+                except Exception:
+                    continue
+                if np.array_equal(g.features("kata7"), leaf):
+                    assert search.keys[i] == g.feature_key("kata7")
+                    checked += 1
+                    break
+            else:
+                raise AssertionError(f"leaf {i}: no path of 1-5 moves reproduces its planes")
+        search.backup(rng.standard_normal((n, 50)).astype(np.float32),
+                      rng.uniform(-1, 1, n).astype(np.float32))
+    assert checked >= 30
