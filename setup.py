@@ -3,7 +3,7 @@ from setuptools import setup
 
 setup(
     name="goengine",
-    version="0.1.0",
+    version="1.15.0",     # = engine.__version__; its second field stays >= 15 (see there)
     description="A Go engine that trains itself: C PUCT search, torch networks, GTP, AlphaZero training",
     packages=["engine", "train", "engine.shipped_weights"],
     # the networks in weights/ install as engine/shipped_weights (the engine's default nets)
