@@ -236,6 +236,11 @@ def floating_stones(game: Game) -> list[list[int]]:
     return [pts for _, pts in stone_groups(stones) if pts[0] in dead]
 
 
+def _judge_method(evaluator) -> str:
+    """KataGo nets' ownership is trusted alone; our own nets' is blended with playouts."""
+    return "net" if str(getattr(evaluator, "feature_set", "")).startswith("kata") else "blend"
+
+
 def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
           threshold: float = DEAD_THRESHOLD, ownership: np.ndarray | None = None,
           finished: bool = True) -> Judgement:
@@ -247,7 +252,7 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
     floating = floating_stones(game) if finished and ownership is None else []
     board = remove_stones(game, [p for g in floating for p in g]) if floating else game
     if ownership is None:
-        ownership = estimate_ownership(board, evaluator, playouts, seed, method="blend")
+        ownership = estimate_ownership(board, evaluator, playouts, seed, method=_judge_method(evaluator))
     own = np.asarray(ownership, np.float32).ravel()
     stones = game.stones()
     flat = stones.ravel()

@@ -175,3 +175,18 @@ def test_prefer_pass_alive_suicide_selects_feature_set(tmp_path):
     path = tmp_path / "s.bin"
     kw.write_model(path, model)
     assert kw.read_model(path).meta()["feature_set"] == "kata7s"
+
+
+def test_final_score_uses_kata_ownership(tmp_path):
+    """With a KataGo net, dead stones are judged by the net's ownership alone."""
+    from engine import scoring
+    from engine.core import Game, Rules
+    path = tmp_path / "net.bin.gz"
+    kw.write_model(path, kw.random_model(ALL_KINDS, version=15, seed=2))
+    model, _ = weights.load_any(path)
+    ev = TorchEvaluator(model, device="cpu", symmetries="none", cache_size=0)
+    game = Game(7, Rules.preset("chinese", komi=7))
+    for p in (24, 16, 10, 30):
+        game.play(p)
+    verdict = scoring.judge(game, ev, finished=False)
+    np.testing.assert_allclose(verdict.ownership, scoring.net_ownership(game, ev), atol=1e-6)
