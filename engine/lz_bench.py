@@ -48,6 +48,19 @@ Findings on the 2-core Intel Xeon (AVX512_BF16, no AMX) this was written on, alw
   pass up by 9-18% (fused conv+ReLU/add, prepacked weights) after 10-35 s of compilation; a
   whole search gains less and within this machine's noise. Batch 32 instead of 16 with two
   threads gave +3-9% visits per CPU-second; ``symmetries="none"`` about +3%.
+
+Findings on a 2-core AMD EPYC with AVX2 but no AVX-512 (2026-12-02, heavily loaded: two
+training runs on both cores, load 8-13):
+
+* Per CPU-second we do 1.3x leelaz's visits (6x64: ~195 vs ~150; 10x128: ~35 vs ~27), with one
+  thread and with two: the search threads ("threads" mode) keep one thread's per-CPU rate.
+  The forward pass is the limit: oneDNN's float32 direct convolutions reach ~70% of the AVX2
+  FMA peak (6x64 19x19: ~350 MFLOP per evaluation), so 2x leelaz would need more than the peak.
+* Tried and not kept: bfloat16 (6-10x slower without AVX512_BF16); TorchScript
+  freeze + optimize_for_inference (0.94x on LZ nets, 1.15x/0.87x for our 6x64 at 19x19/9x9);
+  a Winograd F(4x4, 3x3) convolution in torch ops (0.4-0.7x: tile gathers and small batched
+  GEMMs); dynamically quantised int8 convolutions (fbgemm: 1.2-1.5x faster, within tolerance
+  for our random 6x64 but far outside it for random LZ nets, whose activations grow large).
 """
 from __future__ import annotations
 
