@@ -54,6 +54,11 @@ def mask_volatile(output: str, ids: set[str]) -> str:
         m = re.match(r"=(\d+)( .*)?$", block, re.S)
         if m and m.group(1) in ids:
             block = f"={m.group(1)} <volatile>"
+        elif "(;" in block:
+            # SGF replies: the version is not part of the transcript, and the line breaks move
+            # with its length.
+            block = re.sub(r"AP\[goengine:[^\]]*\]", "AP[goengine:VERSION]", block)
+            block = block.replace("\n", "")
         out.append(block)
     return "\n\n".join(out)
 
@@ -73,7 +78,7 @@ def transcripts() -> dict[str, tuple[int, str, str]]:
     out = {}
     for case, proc in procs.items():
         try:
-            stdout, stderr = proc.communicate((GOLDEN / f"{case}.gtp").read_bytes(), timeout=50)
+            stdout, stderr = proc.communicate((GOLDEN / f"{case}.gtp").read_bytes(), timeout=300)
         except subprocess.TimeoutExpired:
             proc.kill()
             stdout, stderr = proc.communicate()
