@@ -21,14 +21,8 @@ Built to /work/shared/GTP.md (what Sabaki, Lizzie, GoGui and gogui-twogtp send a
   ``# interrupt`` (GoGui's convention, announced by listing ``gogui-interrupt``) ends a running
   genmove early with the best move so far.  Pondering (``--ponder``) searches after our genmove
   until the next line arrives.
-- **Game end.** Resignation below a winrate threshold, never in the first quarter of the board's
-  points and, for White in handicap games, against a threshold lowered by the handicap that
-  returns to normal as the game goes on.  Passing never throws away a won game: when a pass would
-  lose by raw Tromp-Taylor count although the judged score (dead stones removed,
-  :mod:`engine.scoring`) wins, the engine captures dead stones instead; when the opponent has
-  passed and passing now wins (by raw count, and by the judged score unless the rules are
-  Tromp-Taylor), the engine passes and ends the game; when the opponent has passed, the judged
-  score loses and no move's winrate beats 55%, it passes too rather than fill the board.
+- **Game end.** Resignation, passing and clean-up moves are decided by
+  :mod:`engine.movepolicy` after each search.
 """
 from __future__ import annotations
 
@@ -46,19 +40,18 @@ from typing import Any, Callable, Optional, TextIO
 import numpy as np
 
 import engine
-from engine import coords, scoring, sgf
+from engine import coords, movepolicy, scoring, sgf
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other, parse_color)
+from engine.movepolicy import RESIGN
 from engine.player import Player, SearchResult
 from engine.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
-RESIGN = -1                   # pseudo-move returned by the move choice
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 MAX_SGF_BYTES = 8 << 20
 MAX_LINE_BYTES = 1 << 20      # a longer input line gets one "? line too long"; its rest is dropped
 MAX_NUMBER_CHARS = 100        # a longer numeric argument is a syntax error (no int() of 4,300 digits)
-HOPE_MARGIN = 0.05            # after the opponent's pass, play on in a lost game only above 55%
 
 _ID = re.compile(r"[0-9]+")
 _VERTEX_SHAPE = re.compile(r"[A-Za-z][0-9]+")
@@ -639,15 +632,7 @@ class GTPEngine:
         self.game = game
 
     def _handicap_count(self) -> int:
-        """Handicap stones: those set by a handicap command, else Black's leading stones."""
-        if self.handicap:
-            return len(self.handicap)
-        n = 0
-        for color, point in self.game.moves:
-            if color != BLACK or point == self.game.pass_point:
-                break
-            n += 1
-        return n if n >= 2 and any(c == WHITE for c, _ in self.game.moves) else 0
+        return movepolicy.handicap_count(self.game, self.handicap)
 
     def _judge(self, game: Game | None = None) -> scoring.Judgement:
         game = self.game if game is None else game
@@ -1002,102 +987,13 @@ class GTPEngine:
                   f"{seconds:.2f}s), winrate {100 * result.winrate:.1f}%, pv {pv}")
 
     def _should_resign(self, game: Game, color: int, result: SearchResult) -> bool:
-        threshold = self.config.resign
-        if threshold <= 0 or result.visits < 2:
-            return False
-        area = game.size * game.size
-        move_number = len(game.moves)
-        if move_number < area // 4:
-            return False
-        handicap = self._handicap_count()
-        if handicap > 0 and color == WHITE:
-            # White is behind on paper in a handicap game: resign later, less and less so.
-            blend = min(1.0, move_number / (0.6 * area))
-            threshold = blend * threshold + (1.0 - blend) * threshold / (1 + handicap)
-        winrate = result.winrate
-        if result.children and result.children[0].visits > 0:
-            winrate = max(winrate, result.children[0].winrate)
-        return winrate < threshold
-
-    @staticmethod
-    def _wins(score: float, color: int) -> bool:
-        return score > 0 if color == BLACK else score < 0
-
-    def _pass_wins(self, game: Game, color: int) -> bool:
-        """Whether passing now (ending the game after the opponent's pass) wins for ``color``."""
-        if not self._wins(game.score(), color):
-            return False
-        if game.rules.name == "tromp-taylor":
-            return True
-        return self._wins(self._judge(game).score, color)
-
-    def _pass_throws_away(self, game: Game, color: int) -> bool:
-        """Passing loses by raw count, but ``color`` wins once dead stones are taken off."""
-        if self._wins(game.score(), color):
-            return False
-        return self._wins(self._judge(game).score, color)
+        return movepolicy.should_resign(movepolicy.best_winrate(result), len(game.moves), game.size,
+                                        self.config.resign, visits=result.visits,
+                                        handicap=self._handicap_count(), white=color == WHITE)
 
     def _choose(self, game: Game, color: int, result: SearchResult, cleanup: bool = False) -> int:
-        if self._should_resign(game, color, result):
-            return RESIGN
-        pass_point = game.pass_point
-        move = result.move
-        if move == pass_point:
-            if cleanup:
-                verdict = self._judge(game)
-                if any(game.stones().ravel()[g[0]] == other(color) for g in verdict.dead):
-                    alt = self._cleanup_move(game, color, result, verdict)
-                    if alt is not None:
-                        return alt
-            if self._pass_throws_away(game, color):
-                alt = self._cleanup_move(game, color, result, self._judge(game))
-                if alt is not None:
-                    self.info("passing would lose by raw count: capturing dead stones instead")
-                    return alt
-            return move
-        opponent_passed = bool(game.moves) and game.moves[-1] == (other(color), pass_point)
-        if opponent_passed and not cleanup:
-            if self._pass_wins(game, color):
-                self.info("the opponent passed and passing wins: passing")
-                return pass_point
-            if self._hopeless(game, color, result):
-                self.info("the opponent passed, the game is lost and the search sees no way back: passing")
-                return pass_point
-        return move
-
-    def _hopeless(self, game: Game, color: int, result: SearchResult) -> bool:
-        """The judged score loses and no move's winrate is clearly better than even: playing on
-        after the opponent's pass would only fill the board."""
-        best = max([result.winrate] + [c.winrate for c in result.children if c.visits > 0])
-        return best < 0.5 + HOPE_MARGIN and not self._wins(self._judge(game).score, color)
-
-    def _cleanup_move(self, game: Game, color: int, result: SearchResult,
-                      verdict: scoring.Judgement) -> Optional[int]:
-        """A move that attacks the opponent's dead stones: a liberty of a dead group, not one of
-        our own eyes, preferring moves that are not self-atari, then the search's favourites."""
-        size = game.size
-        stones = game.stones().ravel()
-        opp = other(color)
-        dead = {p for g in verdict.dead for p in g if stones[p] == opp}
-        if not dead:
-            return None
-        nbrs = scoring.neighbours(size)
-        legal = game.legal_mask(color)
-        eyes = scoring.own_eyes(game, color)
-        visits = {c.move: c.visits for c in result.children}
-        prior = {c.move: c.prior for c in result.children}
-        best, best_key = None, None
-        for p in range(size * size):
-            if not legal[p] or eyes[p] or not any(q in dead for q in nbrs[p]):
-                continue
-            trial = game.copy()
-            captured = trial.captures(color)
-            trial.play(p, color)
-            self_atari = trial.liberties(p) <= 1 and trial.captures(color) == captured
-            key = (self_atari, -visits.get(p, 0), -prior.get(p, 0.0), p)
-            if best_key is None or key < best_key:
-                best, best_key = p, key
-        return best
+        return movepolicy.choose_move(game, color, result, self._judge, self.config.resign,
+                                      handicap=self._handicap_count(), cleanup=cleanup, say=self.info)
 
     def _ponder(self) -> None:
         """Searches the current position until input arrives (tree kept for the next genmove)."""
