@@ -96,3 +96,19 @@ def test_report_compares_ladders(tmp_path):
 def test_ladder_refuses_a_folder_that_is_no_run(tmp_path, capsys):
     assert ladder.main([str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def test_a_level_lost_entirely_skips_every_stronger_level(tmp_path, monkeypatch):
+    rd = make_run(tmp_path)
+    played = []
+
+    def fake_play(rd_, cfg, me, opponent, games, size):
+        played.append((me[0], opponent[0]))
+        return {"lost": True}
+
+    monkeypatch.setattr(ladder, "play", fake_play)
+    monkeypatch.setattr(ladder, "_results", lambda path: {"lost": True})
+    monkeypatch.setattr(ladder, "_score_of", lambda doc, name: (0.0, 4))
+    cfg = ladder.LadderConfig(levels=[1, 5, 10], games=4, pair_games=0, skip_below=0.05)
+    ladder.run_ladder(rd, cfg, log=lambda *a: None)
+    assert played == [("model-0000000", "gnugo-L1"), ("model-0000100", "gnugo-L1")]

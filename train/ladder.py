@@ -157,8 +157,9 @@ def run_ladder(rd: RunDir, cfg: LadderConfig, log=print) -> list[tuple[int, Path
                 doc = _results(match_dir(rd, me[0], level_name(cfg.levels[i - 1])))
                 pts, n = _score_of(doc, me[0]) if doc else (0.0, 0)
                 if n and pts / n < cfg.skip_below:
-                    log(f"{me[0]}: skips {level_name(level)} ({pts:g}/{n} against the level below)")
-                    continue
+                    rest = ", ".join(level_name(lv) for lv in cfg.levels[i:])
+                    log(f"{me[0]}: skips {rest} ({pts:g}/{n} against the level below)")
+                    break           # the levels only get stronger
             doc = play(rd, cfg, me, (level_name(level), cfg.gnugo.format(level=level)), cfg.games, size)
             pts, n = _score_of(doc, me[0])
             log(f"{me[0]} vs {level_name(level)}: {pts:g}/{n}")
