@@ -20,11 +20,6 @@ GTP_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 SGF_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def pass_point(size: int) -> int:
-    """The point that means pass on a size x size board."""
-    return size * size
-
-
 def _check_size(size: int) -> None:
     if not 2 <= size <= 25:
         raise ValueError(f"board size {size} out of range")
@@ -100,3 +95,35 @@ def to_sgfmill(point: int, size: int) -> tuple[int, int] | None:
         return None
     row, col = to_rowcol(point, size)
     return (size - 1 - row, col)
+
+
+def max_handicap(size: int) -> int:
+    """Most fixed handicap stones on a size x size board: 9 on odd boards from 9x9, 4 on 7x7
+    and even boards from 8x8, 0 below 7x7."""
+    if size < 7:
+        return 0
+    return 9 if size % 2 == 1 and size >= 9 else 4
+
+
+def fixed_handicap(size: int, stones: int) -> list[int]:
+    """The points of GTP's fixed handicap placement (GTP v2 section 4.1.1), in its order.
+
+    Stones sit on the 4-4 points (3-3 below 13x13): 2 = lower left and upper right, 3 adds
+    upper left, 4 lower right, 5, 7 and 9 add the centre, 6 adds the left and right sides, 8 the
+    bottom and top.  ``stones`` 0 returns [].  ValueError for any other count outside
+    2..``max_handicap(size)``."""
+    if stones == 0:
+        return []
+    limit = max_handicap(size)
+    if not 2 <= stones <= limit:
+        raise ValueError(f"invalid handicap {stones} for a {size}x{size} board (max {limit})")
+    edge = 3 if size >= 13 else 2
+    low, mid, high = edge, size // 2, size - 1 - edge          # (row from the top, col)
+    order = [(high, low), (low, high), (low, low), (high, high)]   # ll, ur, ul, lr
+    if stones >= 6:
+        order += [(mid, low), (mid, high)]                        # left, right
+    if stones >= 8:
+        order += [(high, mid), (low, mid)]                        # bottom, top
+    if stones % 2 == 1 and stones >= 5:
+        order.append((mid, mid))                                  # centre
+    return [from_rowcol(row, col, size) for row, col in order[:stones]]

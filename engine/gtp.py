@@ -249,32 +249,6 @@ class AnalysisOptions:
 # Board helpers
 
 
-def fixed_handicap_points(size: int, count: int) -> list[int]:
-    """GTP's fixed handicap placement (section 4.1.1): star points on the 3rd line (4th from
-    13x13), corners first, then sides, then the centre.  ValueError when ``count`` is not
-    allowed on this board (2..9 on odd boards from 9x9, 2..4 on 7x7 and even boards)."""
-    if size < 7:
-        raise ValueError("no fixed handicap below 7x7")
-    limit = 9 if size % 2 == 1 and size >= 9 else 4
-    if not 2 <= count <= limit:
-        raise ValueError(f"handicap must be 2..{limit} on {size}x{size}")
-    e = 3 if size >= 13 else 2
-    lo, mid, hi = e, size // 2, size - 1 - e
-
-    def pt(row: int, col: int) -> int:
-        return coords.from_rowcol(row, col, size)
-
-    ll, ur, ul, lr = pt(hi, lo), pt(lo, hi), pt(lo, lo), pt(hi, hi)
-    left, right, bottom, top, centre = pt(mid, lo), pt(mid, hi), pt(hi, mid), pt(lo, mid), pt(mid, mid)
-    table = {
-        2: [ll, ur], 3: [ll, ur, ul], 4: [ll, ur, ul, lr], 5: [ll, ur, ul, lr, centre],
-        6: [ll, ur, ul, lr, left, right], 7: [ll, ur, ul, lr, left, right, centre],
-        8: [ll, ur, ul, lr, left, right, bottom, top],
-        9: [ll, ur, ul, lr, left, right, bottom, top, centre],
-    }
-    return table[count]
-
-
 def game_to_sgf(game: Game, handicap: list[int] | None = None, result: str | None = None,
                 player_name: str = ENGINE_NAME) -> str:
     """The game as SGF text (engine.sgf): size, komi, rules, handicap stones as AB, the moves."""
@@ -769,7 +743,9 @@ class GTPEngine:
         n = self._int(args[0])
         self._require_empty()
         try:
-            points = fixed_handicap_points(self.game.size, n)
+            if n == 0:
+                raise ValueError("no handicap")
+            points = coords.fixed_handicap(self.game.size, n)
         except ValueError:
             raise GTPError("invalid handicap") from None
         return self._place_handicap(points)
@@ -782,7 +758,7 @@ class GTPEngine:
         if not 2 <= n < size * size:
             raise GTPError("invalid handicap")
         try:
-            points = fixed_handicap_points(size, min(n, 9 if size % 2 == 1 else 4))
+            points = coords.fixed_handicap(size, min(n, 9 if size % 2 == 1 else 4))
         except ValueError:
             points = []
         points = points[:n]

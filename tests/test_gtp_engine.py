@@ -10,8 +10,7 @@ import pytest
 from engine import coords
 from engine.core import BLACK, WHITE, ChildStats
 from engine.evaluator import UniformEvaluator
-from engine.gtp import (EngineConfig, GTPEngine, GTPError, fixed_handicap_points,
-                        parse_command)
+from engine.gtp import EngineConfig, GTPEngine, GTPError, parse_command
 from engine.player import SearchResult
 
 
@@ -144,12 +143,31 @@ def test_komi_survives_boardsize_and_rules_replay_the_game():
 
 
 def test_fixed_handicap_table():
-    assert [coords.to_gtp(p, 19) for p in fixed_handicap_points(19, 9)] == \
-        "D4 Q16 D16 Q4 D10 Q10 K4 K16 K10".split()
-    assert [coords.to_gtp(p, 9) for p in fixed_handicap_points(9, 2)] == ["C3", "G7"]
+    def vertices(size, n):
+        return [coords.to_gtp(p, size) for p in coords.fixed_handicap(size, n)]
+
+    assert vertices(19, 9) == "D4 Q16 D16 Q4 D10 Q10 K4 K16 K10".split()
+    assert vertices(19, 5) == ["D4", "Q16", "D16", "Q4", "K10"]
+    assert vertices(19, 7) == ["D4", "Q16", "D16", "Q4", "D10", "Q10", "K10"]
+    assert vertices(19, 8) == "D4 Q16 D16 Q4 D10 Q10 K4 K16".split()
+    assert vertices(13, 3) == ["D4", "K10", "D10"]
+    assert vertices(9, 2) == ["C3", "G7"]
+    # the same points GNU Go's fixed_handicap gives
+    assert sorted(vertices(9, 9)) == sorted("C7 E7 G7 C5 E5 G5 C3 E3 G3".split())
+    assert sorted(vertices(7, 4)) == sorted("C5 E5 C3 E3".split())
+    assert coords.fixed_handicap(9, 0) == []
+    assert [coords.max_handicap(n) for n in (6, 7, 8, 9, 10, 19)] == [0, 4, 4, 9, 4, 9]
     for size, bad in ((19, 10), (19, 1), (8, 5), (7, 5), (6, 2)):
         with pytest.raises(ValueError):
-            fixed_handicap_points(size, bad)
+            coords.fixed_handicap(size, bad)
+
+
+def test_fixed_handicap_command_rejects_zero_and_one():
+    eng = make_engine()
+    for n in (0, 1, 10):
+        with pytest.raises(GTPError, match="invalid handicap"):
+            eng.command(f"fixed_handicap {n}")
+    assert eng.command("fixed_handicap 2") == "C3 G7"
 
 
 def test_handicap_leaves_white_to_move_and_counts():
