@@ -23,6 +23,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from engine.core import SearchParams
+from engine.gtp import EngineConfig, GTPEngine, parse_memory
+from engine.player import DEFAULT_VISITS
+
 # weights/ of a source checkout (or an editable install); a regular install carries the same
 # files as the package data engine/shipped_weights (see setup.py).
 _SOURCE_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
@@ -30,8 +34,6 @@ WEIGHTS_DIR = _SOURCE_WEIGHTS if _SOURCE_WEIGHTS.is_dir() else Path(__file__).re
 # OpenMP threads that spin while waiting collapse throughput when the cores are shared with the
 # GUI or other programs; passive waiting costs nothing when they are not.  Set before torch loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-DEFAULT_VISITS = 400      # engine.gtp.DEFAULT_VISITS (not imported: --help stays fast)
 
 
 def _positive_int(text: str) -> int:
@@ -63,7 +65,6 @@ def _winrate(text: str) -> float:
 
 
 def _memory(text: str) -> int:
-    from engine.gtp import parse_memory
     try:
         return parse_memory(text)
     except ValueError as exc:
@@ -96,7 +97,9 @@ GTP:
                         "even value; for tests) or 'random' (deterministic pseudo-random outputs). "
                         "Default: the net shipped in weights/ for the board size, else a small "
                         "untrained net (with a warning)")
-    p.add_argument("--size", type=int, default=19, help="initial board size, 2..19 (default 19)")
+    p.add_argument("--size", type=int, default=None,
+                   help="initial board size, 2..19 (default: the size the --weights net was trained "
+                        "for when it was trained for one size only, else 19)")
     p.add_argument("--komi", type=float, default=7.5, help="initial komi (default 7.5)")
     p.add_argument("--rules", default="chinese", choices=("chinese", "tromp-taylor"),
                    help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
@@ -211,6 +214,8 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         model, meta = weights_mod.load_any(spec)      # WeightsError (ValueError) names the file
         sizes = meta.get("board_sizes") or []
         fixed = meta.get("feature_set") == "lz18"     # Leela Zero nets have 19x19 FC heads
+        if args.size is None:                         # a 9x9 net starts on 9x9, not with a warning
+            args.size = sizes[0] if len(sizes) == 1 else 19
         if fixed and args.size not in (sizes or [19]):
             raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
         evaluator = torch_evaluator(model, args.size)
@@ -289,12 +294,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:
             warn(f"error: cannot open log file: {exc}")
             return 2
-    from engine.core import SearchParams
-    from engine.gtp import EngineConfig, GTPEngine
-
-    if not 2 <= args.size <= 19:
+    if args.size is not None and not 2 <= args.size <= 19:
         warn("error: --size must be 2..19")
         return 2
+    try:
+        factory = make_evaluator_factory(args, warn)
+    except (ValueError, OSError) as exc:
+        warn(f"error: {exc}")
+        return 2
+    if args.size is None:
+        args.size = 19
     config = EngineConfig(size=args.size, komi=args.komi, rules=args.rules, visits=args.visits,
                           playouts=args.playouts, seconds=args.time, batch=args.batch,
                           resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
@@ -303,7 +312,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_memory is not None:
         config.search = dataclasses.replace(config.search, max_memory=args.max_memory)
     try:
-        factory = make_evaluator_factory(args, warn)
         gtp = GTPEngine(factory, config, log=log)
         gtp.warm_up()
     except (ValueError, OSError) as exc:

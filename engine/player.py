@@ -24,6 +24,8 @@ import numpy as np
 
 from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
 
+DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
+
 
 @dataclass
 class SearchResult:

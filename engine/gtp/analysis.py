@@ -1,0 +1,290 @@
+"""The analysis commands of the GTP engine: Leela Zero's ``lz-analyze`` and
+``lz-genmove_analyze``, KataGo's ``kata-analyze`` and ``kata-genmove_analyze`` (streamed
+``info`` lines until any input line arrives), and GoGui's analyze commands (policy heatmap and
+labels, ownership, visit counts, principal variation).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from engine import coords, scoring
+from engine.core import WHITE, Game, color_name, other, parse_color
+from engine.gtp.protocol import _ID, GTPError
+from engine.movepolicy import RESIGN
+from engine.player import DEFAULT_VISITS, SearchResult
+
+
+@dataclass
+class AnalysisOptions:
+    color: int
+    interval: float = 1.0             # seconds between info lines; 0: only the final line
+    minmoves: int = 0
+    maxmoves: int = 0                 # 0: no limit
+    ownership: bool = False
+
+
+def _fmt(x: float, digits: int = 6) -> str:
+    """A float that always has a decimal point and never reads ``-0.0``."""
+    return f"{round(float(x), digits) + 0.0:.{digits}f}"
+
+
+def _softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    z = np.where(mask, logits.astype(np.float64), -np.inf)
+    if not np.isfinite(z).any():
+        return np.zeros_like(z)
+    z = np.exp(z - z[np.isfinite(z)].max())
+    return z / z.sum()
+
+
+class AnalysisCommands:
+    """The analysis handlers, mixed into :class:`engine.gtp.commands.GTPEngine`: they use its
+    game, evaluator, player, config, streaming replies and ``_genmove``/``_run_search``."""
+
+    ANALYZE_COMMANDS = (
+        "dboard/Policy heatmap/goengine-policy %m",
+        "gfx/Policy labels/goengine-policy_gfx %m",
+        "dboard/Ownership/goengine-ownership %m",
+        "pspairs/Visit counts/goengine-visits %m",
+        "var/Principal variation/goengine-pv %m",
+        "param/Engine parameters/goengine-param",
+    )
+
+    def _analysis_options(self, args: list[str], need_color: bool) -> AnalysisOptions:
+        i = 0
+        color = self.game.to_move
+        if args:
+            try:
+                color = parse_color(args[0])
+                i = 1
+            except ValueError:
+                if need_color:
+                    raise GTPError("syntax error") from None
+        elif need_color:
+            raise GTPError("syntax error")
+        opts = AnalysisOptions(color=color)
+        if i < len(args) and _ID.fullmatch(args[i]):
+            opts.interval = self._int(args[i]) / 100.0
+            i += 1
+        while i < len(args):
+            key = args[i]
+            if i + 1 >= len(args):
+                raise GTPError("syntax error")
+            value = args[i + 1]
+            i += 2
+            if key == "interval":
+                opts.interval = self._int(value, 0) / 100.0
+            elif key == "minmoves":
+                opts.minmoves = self._int(value, 0)
+            elif key == "maxmoves":
+                opts.maxmoves = self._int(value, 0)
+            elif key in ("ownership", "ownershipStdev", "movesOwnership", "rootInfo", "pvVisits",
+                         "pvEdgeVisits"):
+                if value.lower() not in ("true", "false"):
+                    raise GTPError("syntax error")
+                if key == "ownership":
+                    opts.ownership = value.lower() == "true"
+            else:
+                raise GTPError("syntax error")
+        return opts
+
+    def _info_line(self, kind: str, tree, game: Game, opts: AnalysisOptions,
+                   scores: dict[int, Optional[float]], ownership: Optional[str]) -> str:
+        """One analysis line (every candidate, then ``ownership`` when asked)."""
+        size = game.size
+        children = tree.children()
+        visited = [c for c in children if c.visits > 0]
+        cands = list(visited)
+        if opts.minmoves > len(cands):
+            rest = sorted((c for c in children if c.visits == 0), key=lambda c: -c.prior)
+            cands += rest[: opts.minmoves - len(cands)]
+        if opts.maxmoves > 0:
+            cands = cands[: opts.maxmoves]
+        if not cands:
+            return ""
+        root_wr = min(1.0, max(0.0, (tree.value + 1.0) / 2.0))
+        if kind == "kata":
+            self._score_leads(game, [c.move for c in cands], scores)
+        parts = []
+        for order, c in enumerate(cands):
+            wr = min(1.0, max(0.0, c.winrate)) if c.visits else root_wr
+            lcb = min(1.0, max(0.0, (c.lcb + 1.0) / 2.0)) if c.visits > 1 else 0.0
+            lcb = min(lcb, wr)
+            pv = " ".join(coords.to_gtp(p, size) for p in (c.pv if c.visits else [c.move]))
+            move = coords.to_gtp(c.move, size)
+            if kind == "lz":
+                parts.append(f"info move {move} visits {c.visits} winrate {round(wr * 10000)} "
+                             f"prior {round(c.prior * 10000)} lcb {round(lcb * 10000)} "
+                             f"order {order} pv {pv}")
+            else:
+                lead = scores.get(c.move)
+                score = "" if lead is None else f"scoreMean {_fmt(lead, 3)} scoreLead {_fmt(lead, 3)} "
+                parts.append(f"info move {move} visits {c.visits} winrate {_fmt(wr)} {score}"
+                             f"prior {_fmt(c.prior)} lcb {_fmt(lcb)} order {order} pv {pv}")
+        line = " ".join(parts)
+        if ownership is not None:
+            line += " ownership " + ownership
+        return line
+
+    def _score_leads(self, game: Game, moves: list[int], scores: dict[int, Optional[float]]) -> None:
+        """Fills ``scores`` with the mover's score lead after each of ``moves`` (network score
+        head of the position after the move, negated), None without a score head."""
+        todo = [m for m in moves if m not in scores]
+        if not todo:
+            return
+        fs = getattr(self.evaluator, "feature_set", "rich")
+        planes, keys = [], []
+        for m in todo:
+            g = game.copy()
+            g.play(m, game.to_move)
+            planes.append(g.features(fs))
+            keys.append(g.feature_key(fs))
+        ev = self.evaluator.evaluate(np.stack(planes), keys=np.array(keys, np.uint64))
+        for i, m in enumerate(todo):
+            scores[m] = None if ev.score is None else -float(ev.score[i])
+
+    def _ownership_text(self, game: Game) -> str:
+        own = scoring.estimate_ownership(game, self.evaluator, playouts=self.config.judge_playouts // 2,
+                                         seed=self.config.seed)
+        if game.to_move == WHITE:
+            own = -own
+        return " ".join(_fmt(x) for x in own.ravel())
+
+    def _analyze(self, kind: str, args: list[str]) -> str:
+        opts = self._analysis_options(args, need_color=False)
+        game = self.game.copy()
+        if game.to_move != opts.color:
+            game.set_to_move(opts.color)
+        self._stream_begin()                  # '=' at once; the ownership may take a moment
+        ownership = self._ownership_text(game) if kind == "kata" and opts.ownership else None
+        scores: dict[int, Optional[float]] = {}
+
+        def emit(tree) -> None:
+            self._stream_line(self._info_line(kind, tree, game, opts, scores, ownership))
+
+        result = self.player.search(game, visits=self.config.max_analysis_visits,
+                                    stop=self.inputs.has_input if self.inputs else (lambda: True),
+                                    callback=emit if opts.interval > 0 else None,
+                                    callback_interval=max(opts.interval, 0.01),
+                                    min_visits=max(1, self.config.analysis_min_visits))
+        del result
+        emit(self.player.search_tree)
+        if self.inputs is not None and not self.inputs.has_input():
+            self.inputs.wait()      # the search ran out; the analysis still ends only at input
+        return ""
+
+    def _genmove_analyze(self, kind: str, args: list[str]) -> str:
+        opts = self._analysis_options(args, need_color=True)
+        game_before = self.game.copy()
+        game_before.set_to_move(opts.color)
+        self._stream_begin()
+        ownership = None
+        if kind == "kata" and opts.ownership:
+            ownership = self._ownership_text(game_before)
+        scores: dict[int, Optional[float]] = {}
+
+        def emit(tree) -> None:
+            self._stream_line(self._info_line(kind, tree, game_before, opts, scores, ownership))
+
+        move = self._genmove(opts.color, callback=emit if opts.interval > 0 else None,
+                             interval=opts.interval if opts.interval > 0 else 1.0)
+        if opts.interval <= 0 and self.player.search_tree is not None:
+            emit(self.player.search_tree)
+        self._ponder_next = move != RESIGN
+        return "play " + ("resign" if move == RESIGN else self._vtx(move))
+
+    def cmd_lz_analyze(self, args: list[str]) -> str:
+        return self._analyze("lz", args)
+
+    def cmd_kata_analyze(self, args: list[str]) -> str:
+        return self._analyze("kata", args)
+
+    def cmd_lz_genmove_analyze(self, args: list[str]) -> str:
+        return self._genmove_analyze("lz", args)
+
+    def cmd_kata_genmove_analyze(self, args: list[str]) -> str:
+        return self._genmove_analyze("kata", args)
+
+    # -- GoGui ------------------------------------------------------------------------------
+    def cmd_gogui_analyze_commands(self, args: list[str]) -> str:
+        return "\n".join(self.ANALYZE_COMMANDS)
+
+    def cmd_gogui_interrupt(self, args: list[str]) -> str:
+        return ""
+
+    def _analysis_color(self, args: list[str]) -> int:
+        self._nargs(args, 0, 1)
+        return self._color(args[0]) if args else self.game.to_move
+
+    def _policy(self, color: int) -> np.ndarray:
+        """Move probabilities (N*N+1) of the network for ``color`` to move, legal moves only."""
+        g = self.game.copy()
+        g.set_to_move(color)
+        fs = getattr(self.evaluator, "feature_set", "rich")
+        ev = self.evaluator.evaluate(g.features(fs)[None])
+        return _softmax(np.asarray(ev.policy[0]), g.legal_mask(color))
+
+    def _board_rows(self, values: np.ndarray, fmt: Callable[[float], str]) -> str:
+        size = self.game.size
+        v = np.asarray(values).reshape(size, size)
+        return "\n" + "\n".join(" ".join(fmt(x) for x in row) for row in v)
+
+    def cmd_goengine_policy(self, args: list[str]) -> str:
+        """dboard: policy probability of each point relative to the best move (1.0)."""
+        probs = self._policy(self._analysis_color(args))
+        n2 = self.game.size ** 2
+        top = probs.max() if probs.max() > 0 else 1.0
+        return self._board_rows(probs[:n2] / top, lambda x: f"{x:.3f}")
+
+    def cmd_goengine_policy_gfx(self, args: list[str]) -> str:
+        """gfx: INFLUENCE by policy relative to the best move, LABEL with percentages."""
+        probs = self._policy(self._analysis_color(args))
+        n2 = self.game.size ** 2
+        top = probs.max() if probs.max() > 0 else 1.0
+        order = [int(p) for p in np.argsort(-probs[:n2], kind="stable") if probs[p] > 0]
+        influence = " ".join(f"{self._vtx(p)} {probs[p] / top:.2f}" for p in order)
+        labels = " ".join(f"{self._vtx(p)} {100 * probs[p]:.0f}" for p in order[:10])
+        lines = []
+        if influence:
+            lines.append("INFLUENCE " + influence)
+        if labels:
+            lines.append("LABEL " + labels)
+        lines.append(f"TEXT pass {100 * probs[n2]:.1f}%")
+        return "\n".join(lines)
+
+    def cmd_goengine_ownership(self, args: list[str]) -> str:
+        """dboard: ownership, +1 Black to -1 White."""
+        color = self._analysis_color(args)
+        g = self.game.copy()
+        g.set_to_move(color)
+        own = scoring.estimate_ownership(g, self.evaluator, playouts=self.config.judge_playouts // 2,
+                                         seed=self.config.seed)
+        return self._board_rows(own, lambda x: _fmt(x, 2))
+
+    def _visit_search(self, args: list[str]) -> tuple[Game, SearchResult]:
+        color = self._analysis_color(args)
+        g = self.game.copy()
+        g.set_to_move(color)
+        cfg = self.config
+        visits = cfg.visits if (cfg.visits or cfg.seconds or cfg.playouts) else DEFAULT_VISITS
+        result = self._run_search(g, visits, cfg.seconds, cfg.playouts)
+        return g, result
+
+    def cmd_goengine_visits(self, args: list[str]) -> str:
+        """pspairs: root visits of every visited move."""
+        _, result = self._visit_search(args)
+        return " ".join(f"{self._vtx(c.move)} {c.visits}" for c in result.children if c.visits > 0)
+
+    def cmd_goengine_pv(self, args: list[str]) -> str:
+        """var: the principal variation, colour-prefixed."""
+        g, result = self._visit_search(args)
+        best = next((c for c in result.children if c.visits > 0), None)
+        if best is None:
+            return ""
+        color, out = g.to_move, []
+        for p in best.pv:
+            out.append(f"{color_name(color).lower()} {self._vtx(p)}")
+            color = other(color)
+        return " ".join(out)

@@ -1,0 +1,642 @@
+"""The GTP engine's command table: ``python -m engine`` speaks the Go Text Protocol on
+stdin/stdout through :class:`GTPEngine`.
+
+The protocol (framing, parsing, the handler table, input while thinking) is
+:mod:`engine.gtp.protocol`; the analysis commands are :mod:`engine.gtp.analysis`.
+Resignation, passing and clean-up moves are decided by :mod:`engine.movepolicy` after each
+search.  Pondering (``--ponder``) searches after our genmove until the next line arrives.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, TextIO
+
+import numpy as np
+
+import engine
+from engine import coords, movepolicy, scoring, sgf
+from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
+                         color_name, other)
+from engine.gtp.analysis import AnalysisCommands
+from engine.gtp.protocol import _ID, _VERTEX_SHAPE, GTPError, GTPServer, format_memory
+from engine.movepolicy import RESIGN
+from engine.player import DEFAULT_VISITS, Player, SearchResult
+from engine.timecontrol import TimeControl
+
+ENGINE_NAME = "goengine"
+MAX_SGF_BYTES = 8 << 20
+
+# Rules names clients send (kgs-rules, SGF RU) -> our presets.  Area scoring throughout.
+RULES_ALIASES = {
+    "chinese": "chinese", "cn": "chinese", "aga": "chinese", "japanese": "chinese",
+    "jp": "chinese", "korean": "chinese", "new_zealand": "tromp-taylor", "nz": "tromp-taylor",
+    "tromp-taylor": "tromp-taylor", "tromp_taylor": "tromp-taylor", "tt": "tromp-taylor",
+}
+
+
+@dataclass
+class EngineConfig:
+    """What the command line sets; every field can also be changed with ``goengine-param``."""
+
+    size: int = 19                    # initial board size
+    komi: float = 7.5
+    rules: str = "chinese"            # a Rules preset
+    visits: Optional[int] = None      # root visits per move (tree reuse counts)
+    playouts: Optional[int] = None    # new visits per move
+    seconds: Optional[float] = None   # seconds per move (the clock may allow less)
+    batch: int = 16                   # leaves per network call
+    threads: int = 1                  # search threads, each with its own batch in flight
+    resign: float = 0.05              # resign below this winrate (0 disables)
+    ponder: bool = False              # search on the opponent's time after genmove
+    lag_buffer: float = 1.0           # seconds kept in reserve on every move under a clock
+    seed: int = 0
+    analysis_min_visits: int = 1      # visits an analysis makes before input can stop it
+    max_analysis_visits: int = 5_000_000
+    max_ponder_visits: int = 200_000
+    judge_playouts: int = 64          # playouts behind final_score / final_status_list
+    quiet: bool = False               # no search summaries on stderr
+    search: SearchParams = field(default_factory=SearchParams)
+
+
+def game_to_sgf(game: Game, handicap: list[int] | None = None, result: str | None = None,
+                player_name: str = ENGINE_NAME) -> str:
+    """The game as SGF text (engine.sgf): size, komi, rules, handicap stones as AB, the moves."""
+    moves = list(game.moves)
+    handicap = list(handicap or [])
+    setup: list[int] = []
+    if handicap and moves[:len(handicap)] == [(BLACK, p) for p in handicap]:
+        setup = handicap
+        moves = moves[len(handicap):]
+    data = sgf.write_game(game.size, game.rules.komi, game.rules.name, moves,
+                          setup_black=setup, handicap=len(setup), result=result,
+                          application=(player_name, engine.__version__))
+    return data.decode("utf-8").strip()
+
+
+def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
+                  vertex: str | None = None) -> tuple[Game, list[int]]:
+    """The position of an SGF record before move ``move_number`` (1-based; None: after all moves)
+    or before the first move at ``vertex``; returns (game, handicap points).
+
+    The SGF's komi and (when recognised) rules replace those of ``rules``.  Without KM the komi
+    of ``rules`` stays: SGF's default komi is 0, but a record without KM (a problem, a game typed
+    in by hand) says nothing about the komi of the game the controller has set up, and the
+    controller can send ``komi`` after ``loadsgf`` whenever it wants another.  ValueError for a
+    malformed record; IllegalMoveError for an illegal move in it."""
+    record = sgf.read_game(data)
+    preset = record.rules or (rules.name if rules.name in Rules.PRESETS else "chinese")
+    komi = record.komi if "KM" in record.root_properties else rules.komi
+    game = Game(record.size, Rules.preset(preset, komi))
+    for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white)):
+        for p in points:
+            game.play(p, color)
+    handicap = list(record.setup_black) if not record.setup_white else []
+    target = None if move_number is None else max(0, move_number - 1)
+    stop_point = None if vertex is None else coords.from_gtp(vertex, record.size)
+    played = 0
+    for color, point in record.moves:
+        if (target is not None and played >= target) or point == stop_point:
+            break
+        game.play(point, color)
+        played += 1
+    if played == len(record.moves) and record.to_move is not None:
+        game.set_to_move(record.to_move)
+    elif handicap and played == 0:
+        game.set_to_move(WHITE)
+    return game, handicap
+
+
+class GTPEngine(GTPServer, AnalysisCommands):
+    """One GTP session.  ``evaluator_for(size)`` returns the evaluator to play ``size`` with
+    (ValueError when the size is not supported); everything else comes from ``config``."""
+
+    COMMANDS = (
+        "protocol_version", "name", "version", "known_command", "list_commands", "quit",
+        "boardsize", "clear_board", "komi", "play", "genmove", "reg_genmove", "undo", "gg-undo",
+        "showboard", "final_score", "final_status_list",
+        "fixed_handicap", "place_free_handicap", "set_free_handicap",
+        "time_settings", "kgs-time_settings", "time_left",
+        "loadsgf", "printsgf", "kgs-rules", "goengine-rules", "kgs-genmove_cleanup",
+        "lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze",
+        "gogui-analyze_commands", "gogui-interrupt",
+        "goengine-policy", "goengine-policy_gfx", "goengine-ownership", "goengine-visits",
+        "goengine-pv", "goengine-param", "cputime",
+    )
+
+    def __init__(self, evaluator_for: Callable[[int], Any], config: EngineConfig | None = None,
+                 stdin=None, stdout: TextIO | None = None, stderr: TextIO | None = None,
+                 log: TextIO | None = None):
+        self.config = config or EngineConfig()
+        super().__init__(stdin, stdout, stderr, log, quiet=self.config.quiet)
+        self.evaluator_for = evaluator_for
+        self._players: dict[int, Player] = {}
+        self.clock = TimeControl(lag=self.config.lag_buffer)
+        self.handicap: list[int] = []       # handicap stones set by a handicap command or SGF
+        self.resigned: int | None = None    # colour that resigned, for printsgf
+        self._judgement: tuple[Any, scoring.Judgement] | None = None
+        self._ponder_next = False
+        self._last_result: SearchResult | None = None
+        self.evaluator = None
+        self.player: Player | None = None
+        self.game = Game(self.config.size, Rules.preset(self.config.rules, self.config.komi))
+        self._use_evaluator(self.config.size)
+
+    def warm_up(self) -> None:
+        """One evaluation of the current position, so the first genmove does not pay for the
+        network's first call (allocation, kernel selection, CUDA start-up) on its clock."""
+        fs = getattr(self.evaluator, "feature_set", "rich")
+        self.evaluator.evaluate(self.game.features(fs)[None])
+
+    def idle(self) -> None:
+        """Ponders after our genmove (``--ponder``) until the next line arrives."""
+        if self._ponder_next and self.config.ponder and not self.inputs.has_input():
+            self._ponder()
+        self._ponder_next = False
+
+    def _use_evaluator(self, size: int) -> None:
+        """Selects the evaluator (and Player) for ``size``; ValueError if unsupported."""
+        ev = self.evaluator_for(size)
+        key = id(ev)
+        if key not in self._players:
+            self._players[key] = Player(ev, self._search_params(), batch=self.config.batch,
+                                        seed=self.config.seed, threads=self.config.threads)
+        self.evaluator = ev
+        self.player = self._players[key]
+
+    def _search_params(self) -> SearchParams:
+        return dataclasses.replace(self.config.search, resign_threshold=-1.0)
+
+    def _vertex(self, text: str) -> int:
+        try:
+            return coords.from_gtp(text, self.game.size)
+        except ValueError:
+            if _VERTEX_SHAPE.fullmatch(text):
+                raise GTPError("illegal move") from None   # a vertex, but not on this board
+            raise GTPError("syntax error") from None
+
+    def _vtx(self, point: int) -> str:
+        return coords.to_gtp(point, self.game.size)
+
+    # -- game state -------------------------------------------------------------------------
+    def _new_game(self, size: int, rules: Rules) -> None:
+        self.game = Game(size, rules)
+        self.handicap = []
+        self.resigned = None
+        self.clock.reset()
+        self.player.clear()
+
+    def _set_rules(self, rules: Rules) -> None:
+        """Replays the game under ``rules`` (komi is part of the rules)."""
+        if rules == self.game.rules:
+            return
+        game = Game(self.game.size, rules)
+        try:
+            game.play_many(self.game.moves)
+        except IllegalMoveError:
+            raise GTPError(f"the game has a move that is illegal under {rules.name} rules") from None
+        game.set_to_move(self.game.to_move)
+        self.game = game
+
+    def _handicap_count(self) -> int:
+        return movepolicy.handicap_count(self.game, self.handicap)
+
+    def _judge(self, game: Game | None = None) -> scoring.Judgement:
+        game = self.game if game is None else game
+        key = (game.size, tuple(game.moves), game.rules, game.to_move)
+        if self._judgement is not None and self._judgement[0] == key:
+            return self._judgement[1]
+        verdict = scoring.judge(game, self.evaluator, playouts=self.config.judge_playouts,
+                                seed=self.config.seed)
+        self._judgement = (key, verdict)
+        return verdict
+
+    # -- core commands ----------------------------------------------------------------------
+    def cmd_protocol_version(self, args: list[str]) -> str:
+        return "2"
+
+    def cmd_name(self, args: list[str]) -> str:
+        return ENGINE_NAME
+
+    def cmd_version(self, args: list[str]) -> str:
+        return engine.__version__
+
+    def cmd_known_command(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        return "true" if args[0] in self.COMMANDS else "false"
+
+    def cmd_list_commands(self, args: list[str]) -> str:
+        return "\n".join(self.COMMANDS)
+
+    def cmd_quit(self, args: list[str]) -> str:
+        self._quit = True
+        return ""
+
+    def cmd_boardsize(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        size = self._int(args[0])
+        try:
+            if not 2 <= size <= 19:
+                raise ValueError
+            self._use_evaluator(size)
+        except ValueError:
+            raise GTPError("unacceptable size") from None
+        self._new_game(size, self.game.rules)
+        return ""
+
+    def cmd_clear_board(self, args: list[str]) -> str:
+        self._new_game(self.game.size, self.game.rules)
+        return ""
+
+    def cmd_komi(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        komi = self._float(args[0])
+        if abs(komi) > 1000:
+            raise GTPError("syntax error")
+        self._set_rules(self.game.rules.with_komi(komi))
+        return ""
+
+    def cmd_play(self, args: list[str]) -> str:
+        self._nargs(args, 2)
+        color = self._color(args[0])
+        point = self._vertex(args[1])
+        self.game.play(point, color)
+        self.resigned = None
+        return ""
+
+    def cmd_genmove(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        color = self._color(args[0])
+        move = self._genmove(color)
+        self._ponder_next = move != RESIGN
+        return "resign" if move == RESIGN else self._vtx(move)
+
+    def cmd_reg_genmove(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        color = self._color(args[0])
+        move = self._genmove(color, play=False)
+        return "resign" if move == RESIGN else self._vtx(move)
+
+    def cmd_kgs_genmove_cleanup(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        color = self._color(args[0])
+        move = self._genmove(color, cleanup=True)
+        return "resign" if move == RESIGN else self._vtx(move)
+
+    def cmd_undo(self, args: list[str]) -> str:
+        self._nargs(args, 0)
+        if not self.game.moves:
+            raise GTPError("cannot undo")
+        self.game.undo()
+        self.resigned = None
+        return ""
+
+    def cmd_gg_undo(self, args: list[str]) -> str:
+        self._nargs(args, 0, 1)
+        n = self._int(args[0], 0) if args else 1
+        if n > len(self.game.moves):
+            raise GTPError("cannot undo")
+        for _ in range(n):
+            self.game.undo()
+        return ""
+
+    def cmd_showboard(self, args: list[str]) -> str:
+        g = self.game
+        lines = str(g).split("\n")
+        lines.append(f"{'Black' if g.to_move == BLACK else 'White'} to move, move {len(g.moves) + 1}, "
+                     f"komi {g.rules.komi:g}, {g.rules.name} rules")
+        lines.append(f"captures: Black {g.captures(BLACK)}, White {g.captures(WHITE)}")
+        return "\n" + "\n".join(lines)
+
+    def cmd_final_score(self, args: list[str]) -> str:
+        return self._judge().result()
+
+    def cmd_final_status_list(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        status = args[0].lower()
+        if status not in ("alive", "dead", "seki"):
+            raise GTPError("syntax error")
+        groups = self._judge().groups(status)
+        return "\n".join(" ".join(self._vtx(p) for p in g) for g in groups)
+
+    # -- handicap ---------------------------------------------------------------------------
+    def _place_handicap(self, points: list[int]) -> str:
+        for p in points:
+            self.game.play(p, BLACK)
+        self.game.set_to_move(WHITE)
+        self.handicap = list(points)
+        return " ".join(self._vtx(p) for p in points)
+
+    def _require_empty(self) -> None:
+        if self.game.moves or (self.game.stones() != EMPTY).any():
+            raise GTPError("board not empty")
+
+    def cmd_fixed_handicap(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        n = self._int(args[0])
+        self._require_empty()
+        try:
+            if n == 0:
+                raise ValueError("no handicap")
+            points = coords.fixed_handicap(self.game.size, n)
+        except ValueError:
+            raise GTPError("invalid handicap") from None
+        return self._place_handicap(points)
+
+    def cmd_place_free_handicap(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        n = self._int(args[0])
+        size = self.game.size
+        self._require_empty()
+        if not 2 <= n < size * size:
+            raise GTPError("invalid handicap")
+        try:
+            points = coords.fixed_handicap(size, min(n, 9 if size % 2 == 1 else 4))
+        except ValueError:
+            points = []
+        points = points[:n]
+        if len(points) < n:
+            # The rest where the policy likes Black's stones best, off the edge, not touching.
+            probs = self._policy(BLACK)[: size * size]
+            taken = set(points)
+            order = np.argsort(-probs, kind="stable")
+            nbrs = scoring.neighbours(size)
+            for relax in (False, True):
+                for p in order:
+                    p = int(p)
+                    if len(points) >= n:
+                        break
+                    r, c = divmod(p, size)
+                    if p in taken:
+                        continue
+                    if not relax and (min(r, c, size - 1 - r, size - 1 - c) == 0 or
+                                      any(q in taken for q in nbrs[p])):
+                        continue
+                    points.append(p)
+                    taken.add(p)
+        return self._place_handicap(points)
+
+    def cmd_set_free_handicap(self, args: list[str]) -> str:
+        if len(args) < 2:
+            raise GTPError("syntax error")
+        self._require_empty()
+        points = []
+        for a in args:
+            try:
+                p = coords.from_gtp(a, self.game.size)
+            except ValueError:
+                raise GTPError("bad vertex list") from None
+            if p == self.game.pass_point or p in points:
+                raise GTPError("bad vertex list")
+            points.append(p)
+        if len(points) >= self.game.size * self.game.size:
+            raise GTPError("bad vertex list")
+        self._place_handicap(points)
+        return ""
+
+    # -- time -------------------------------------------------------------------------------
+    def cmd_time_settings(self, args: list[str]) -> str:
+        self._nargs(args, 3)
+        main, byo = self._float(args[0]), self._float(args[1])
+        stones = self._int(args[2], 0)
+        try:
+            self.clock.set_gtp(main, byo, stones)
+        except ValueError:
+            raise GTPError("syntax error") from None
+        return ""
+
+    def cmd_kgs_time_settings(self, args: list[str]) -> str:
+        if not args:
+            raise GTPError("syntax error")
+        values = [self._float(a) for a in args[1:]]
+        try:
+            self.clock.set_kgs(args[0], values)
+        except ValueError:
+            raise GTPError("syntax error") from None
+        return ""
+
+    def cmd_time_left(self, args: list[str]) -> str:
+        self._nargs(args, 3)
+        color = self._color(args[0])
+        seconds = self._float(args[1])
+        stones = self._int(args[2], 0)
+        try:
+            self.clock.time_left(color, seconds, stones)
+        except ValueError:
+            raise GTPError("syntax error") from None
+        return ""
+
+    def cmd_cputime(self, args: list[str]) -> str:
+        return f"{time.process_time():.3f}"
+
+    # -- SGF --------------------------------------------------------------------------------
+    def cmd_loadsgf(self, args: list[str]) -> str:
+        self._nargs(args, 1, 2)
+        move_number, vertex = None, None
+        if len(args) == 2:
+            if _ID.fullmatch(args[1]):
+                move_number = self._int(args[1])
+            else:
+                vertex = args[1]
+        try:
+            with open(args[0], "rb") as f:
+                data = f.read(MAX_SGF_BYTES + 1)
+        except OSError:
+            raise GTPError("cannot open file") from None
+        if len(data) > MAX_SGF_BYTES:
+            raise GTPError("SGF file too large")
+        try:
+            game, handicap = game_from_sgf(data, self.game.rules, move_number, vertex)
+        except IllegalMoveError:
+            raise GTPError("illegal move in SGF file") from None
+        except ValueError as exc:
+            raise GTPError(f"cannot load SGF: {exc}") from None
+        try:
+            self._use_evaluator(game.size)
+        except ValueError:
+            raise GTPError("unacceptable size") from None
+        self.game = game
+        self.handicap = handicap
+        self.resigned = None
+        self.clock.reset()
+        self.player.clear()
+        return "black" if game.to_move == BLACK else "white"
+
+    def cmd_printsgf(self, args: list[str]) -> str:
+        self._nargs(args, 0, 1)
+        result = None
+        if self.resigned is not None:
+            result = f"{color_name(other(self.resigned))}+R"
+        elif self.game.is_over:
+            result = self._judge().result()
+        text = game_to_sgf(self.game, self.handicap, result)
+        if args:
+            try:
+                with open(args[0], "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+            except OSError:
+                raise GTPError("cannot write file") from None
+            return ""
+        return text
+
+    # -- rules ------------------------------------------------------------------------------
+    def _rules_named(self, name: str) -> Rules:
+        key = RULES_ALIASES.get(name.strip().lower())
+        if key is None:
+            raise GTPError("unknown rules")
+        return Rules.preset(key, self.game.rules.komi)
+
+    def cmd_kgs_rules(self, args: list[str]) -> str:
+        self._nargs(args, 1)
+        self._set_rules(self._rules_named(args[0]))
+        return ""
+
+    def cmd_goengine_rules(self, args: list[str]) -> str:
+        self._nargs(args, 0, 1)
+        if args:
+            self._set_rules(self._rules_named(args[0]))
+        return self.game.rules.name
+
+    # -- search -----------------------------------------------------------------------------
+    def _limits(self, color: int) -> tuple[Optional[int], Optional[float], Optional[int]]:
+        """(visits, seconds, playouts) for a move of ``color``."""
+        cfg = self.config
+        visits, seconds, playouts = cfg.visits, cfg.seconds, cfg.playouts
+        budget = self.clock.budget(color, self.game.size, len(self.game.moves))
+        if budget is not None:
+            seconds = budget if seconds is None else min(seconds, budget)
+        if visits is None and seconds is None and playouts is None:
+            visits = DEFAULT_VISITS
+        return visits, seconds, playouts
+
+    def _run_search(self, game: Game, visits: Optional[int], seconds: Optional[float],
+                    playouts: Optional[int], stop=None, callback=None, interval: float = 1.0,
+                    min_visits: int = 1) -> SearchResult:
+        tree = self.player.sync(game)
+        if playouts is not None:
+            target = tree.visits + playouts
+            visits = target if visits is None else min(visits, target)
+        if visits is None and seconds is None and stop is None:
+            visits = DEFAULT_VISITS
+        return self.player.search(game, visits=visits, seconds=seconds, stop=stop,
+                                  callback=callback, callback_interval=max(interval, 0.01),
+                                  min_visits=min_visits)
+
+    def _genmove(self, color: int, play: bool = True, cleanup: bool = False,
+                 callback=None, interval: float = 1.0) -> int:
+        """Searches for ``color`` and returns the move (RESIGN to resign); plays it if ``play``."""
+        t0 = time.monotonic()
+        game = self.game if play else self.game.copy()
+        if game.to_move != color:
+            game.set_to_move(color)
+        visits, seconds, playouts = self._limits(color)
+        stop = self.inputs.interrupted.is_set if self.inputs is not None else None
+        result = self._run_search(game, visits, seconds, playouts, stop=stop,
+                                  callback=callback, interval=interval)
+        self._last_result = result
+        move = self._choose(game, color, result, cleanup)
+        if callback is not None and self.player.search_tree is not None:
+            callback(self.player.search_tree)
+        if play and move != RESIGN:
+            game.play(move, color)
+        if play:
+            self.clock.charge(color, time.monotonic() - t0)
+            if move == RESIGN:
+                self.resigned = color
+        self._summary(game.size, color, result, move, time.monotonic() - t0)
+        return move
+
+    def _summary(self, size: int, color: int, result: SearchResult, move: int, seconds: float) -> None:
+        if self.config.quiet and self.logfile is None:
+            return
+        vtx = "resign" if move == RESIGN else coords.to_gtp(move, size)
+        best = result.children[0] if result.children else None
+        pv = " ".join(coords.to_gtp(p, size) for p in (best.pv if best else [])[:12])
+        self.info(f"{color_name(color)} {vtx}: {result.visits} visits ({result.playouts} new, "
+                  f"{seconds:.2f}s), winrate {100 * result.winrate:.1f}%, pv {pv}")
+
+    def _should_resign(self, game: Game, color: int, result: SearchResult) -> bool:
+        return movepolicy.should_resign(movepolicy.best_winrate(result), len(game.moves), game.size,
+                                        self.config.resign, visits=result.visits,
+                                        handicap=self._handicap_count(), white=color == WHITE)
+
+    def _choose(self, game: Game, color: int, result: SearchResult, cleanup: bool = False) -> int:
+        return movepolicy.choose_move(game, color, result, self._judge, self.config.resign,
+                                      handicap=self._handicap_count(), cleanup=cleanup, say=self.info)
+
+    def _ponder(self) -> None:
+        """Searches the current position until input arrives (tree kept for the next genmove)."""
+        if self.game.is_over or self.inputs is None:
+            return
+        try:
+            self.player.search(self.game, visits=self.config.max_ponder_visits,
+                               stop=self.inputs.has_input, min_visits=0)
+        except Exception as exc:   # pondering is best effort
+            self.info(f"pondering stopped: {exc}")
+
+    PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
+              "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
+              "rules")
+
+    def cmd_goengine_param(self, args: list[str]) -> str:
+        """Without arguments: GoGui's parameter list; ``goengine-param KEY VALUE`` sets one."""
+        cfg = self.config
+        if not args:
+            def opt(v):
+                return 0 if v is None else v
+            return "\n".join([
+                f"[string] visits {opt(cfg.visits)}",
+                f"[string] playouts {opt(cfg.playouts)}",
+                f"[string] time {opt(cfg.seconds):g}",
+                f"[string] resign {cfg.resign:g}",
+                f"[bool] ponder {int(cfg.ponder)}",
+                f"[string] lag_buffer {cfg.lag_buffer:g}",
+                f"[string] batch {cfg.batch}",
+                f"[string] analysis_min_visits {cfg.analysis_min_visits}",
+                f"[string] judge_playouts {cfg.judge_playouts}",
+                f"[string] c_puct {cfg.search.c_puct:g}",
+                f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
+                f"[string] lcb_z {cfg.search.lcb_z:g}",
+                f"[string] max_memory {format_memory(cfg.search.max_memory)}",
+                f"[list/chinese/tromp-taylor] rules {self.game.rules.name}",
+            ])
+        if len(args) != 2 or args[0] not in self.PARAMS:
+            raise GTPError("syntax error")
+        key, value = args
+        if key in ("visits", "playouts"):
+            n = self._int(value, 0)
+            setattr(cfg, key, n or None)
+        elif key == "time":
+            t = self._float(value)
+            cfg.seconds = t if t > 0 else None
+        elif key == "resign":
+            r = self._float(value)
+            if not 0 <= r < 1:
+                raise GTPError("syntax error")
+            cfg.resign = r
+        elif key == "ponder":
+            if value.lower() not in ("0", "1", "true", "false"):
+                raise GTPError("syntax error")
+            cfg.ponder = value.lower() in ("1", "true")
+        elif key == "lag_buffer":
+            cfg.lag_buffer = max(0.0, self._float(value))
+            self.clock.lag = cfg.lag_buffer
+        elif key == "batch":
+            cfg.batch = max(1, self._int(value, 1))
+            for p in self._players.values():
+                p.batch = cfg.batch
+                p.clear()
+        elif key == "analysis_min_visits":
+            cfg.analysis_min_visits = self._int(value, 0)
+        elif key == "judge_playouts":
+            cfg.judge_playouts = max(1, self._int(value, 1))
+            self._judgement = None
+        elif key == "rules":
+            self._set_rules(self._rules_named(value))
+        else:
+            v = self._memory(value) if key == "max_memory" else self._float(value)
+            cfg.search = dataclasses.replace(cfg.search, **{key: v})
+            for p in self._players.values():
+                p.set_params(self._search_params())
+        return ""
