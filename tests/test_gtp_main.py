@@ -121,3 +121,18 @@ def test_no_shipped_net_plays_an_untrained_one_with_a_warning(monkeypatch, capsy
                                                   "--quiet"], "genmove b\nquit\n")
     assert rc == 0 and out.startswith("= ")
     assert "UNTRAINED" in err
+
+
+def test_a_net_trained_for_one_size_starts_on_it(monkeypatch, capsys, tmp_path):
+    from engine import weights
+    from engine.network import NetConfig
+
+    path = tmp_path / "nine.pt"
+    weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),
+                 {"board_sizes": [9], "step": 0, "parent": None})
+    rc, out, err = run_main(monkeypatch, capsys, ["--weights", str(path), "--visits", "4"],
+                            "showboard\nboardsize 13\nquit\n")
+    assert rc == 0
+    assert " 9 . . . . . . . . .  9" in out and "10 " not in out.split("\n\n")[0]
+    assert "was trained on 9x9; it was not trained for 19x19" not in err
+    assert "was trained on 9x9; it was not trained for 13x13" in err     # asked for: warned
