@@ -24,8 +24,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from engine.core import SearchParams
-from engine.gtp import EngineConfig, GTPEngine, parse_memory
+from engine.gtp import EngineConfig, GTPEngine, format_memory, parse_memory
 from engine.player import DEFAULT_VISITS
+from engine.rules import PRESETS
+
+DEFAULTS = EngineConfig()     # the engine's defaults, shown and used by the command line
 
 # weights/ of a source checkout (or an editable install); a regular install carries the same
 # files as the package data engine/shipped_weights (see setup.py).
@@ -100,10 +103,11 @@ GTP:
     p.add_argument("--size", type=int, default=None,
                    help="initial board size, 2..19 (default: the size the --weights net was trained "
                         "for when it was trained for one size only, else 19)")
-    p.add_argument("--komi", type=float, default=7.5, help="initial komi (default 7.5)")
-    p.add_argument("--rules", default="chinese", choices=("chinese", "tromp-taylor"),
+    p.add_argument("--komi", type=float, default=DEFAULTS.komi,
+                   help=f"initial komi (default {DEFAULTS.komi:g})")
+    p.add_argument("--rules", default=DEFAULTS.rules, choices=PRESETS,
                    help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
-                        "superko, suicide allowed); both score by area (default chinese)")
+                        f"superko, suicide allowed); both score by area (default {DEFAULTS.rules})")
     p.add_argument("--visits", type=_positive_int,
                    help="root visits per move, counting visits kept from the previous move's tree")
     p.add_argument("--playouts", type=_positive_int, help="new visits per move (tree reuse not counted)")
@@ -121,22 +125,25 @@ GTP:
                         "outputs stay within tolerance of fp32, and caches the choice in "
                         "$XDG_CACHE_HOME/goengine (~/.cache/goengine); or force one.  The choice "
                         "is printed on stderr at start")
-    p.add_argument("--batch", type=_positive_int, default=16,
-                   help="most positions per network call (default 16)")
+    p.add_argument("--batch", type=_positive_int, default=DEFAULTS.batch,
+                   help=f"most positions per network call (default {DEFAULTS.batch})")
     p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
                                     "(default: CUDA when available)")
-    p.add_argument("--resign", type=_winrate, default=0.05, metavar="WINRATE",
-                   help="resign when the winrate falls below this (default 0.05; 0 never resigns). "
+    p.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",
+                   help=f"resign when the winrate falls below this (default {DEFAULTS.resign:g}; "
+                        "0 never resigns). "
                         "Not in the first quarter of the game; later in handicap games as White")
     p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
                    help="after genmove, keep searching on the opponent's time until the next "
                         "command arrives (default off)")
     p.add_argument("--max-memory", type=_memory, metavar="SIZE",
                    help="cap on the search tree's memory: bytes or e.g. 512M, 2G (binary units; "
-                        "default 2G).  A full tree stops growing and further visits re-evaluate its "
+                        f"default {format_memory(DEFAULTS.search.max_memory)}).  A full tree stops "
+                        "growing and further visits re-evaluate its "
                         "leaves.  Also goengine-param max_memory")
-    p.add_argument("--lag-buffer", type=_nonneg_float, default=1.0, metavar="SECONDS",
-                   help="seconds kept in reserve on every move under a clock (default 1.0)")
+    p.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
+                   help="seconds kept in reserve on every move under a clock "
+                        f"(default {DEFAULTS.lag_buffer:g})")
     p.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
     p.add_argument("--seed", type=int, help="random seed (default: a random one); with --threads 1 "
                                             "and fixed visits the engine is deterministic")
@@ -204,7 +211,7 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
 
     def torch_evaluator(model, size: int) -> Any:
         from engine.precision import choose_precision, evaluator_kwargs
-        choice = choose_precision(model, args.device, size, getattr(args, "batch", 16),
+        choice = choose_precision(model, args.device, size, getattr(args, "batch", DEFAULTS.batch),
                                   getattr(args, "precision", "auto"), log=warn)
         warn(choice.describe())
         return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, **evaluator_kwargs(choice))

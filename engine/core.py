@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine._core import ffi, lib
+from engine.rules import DEFAULT_RULES, Rules
 
 EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
 MIN_SIZE, MAX_SIZE = lib.BOARD_MIN_SIZE, lib.BOARD_MAX_SIZE
@@ -59,46 +60,10 @@ def color_name(color: int) -> str:
     return {BLACK: "B", WHITE: "W"}[color]
 
 
-@dataclass(frozen=True)
-class Rules:
-    """Rules as a value: ko rule, suicide, komi.  Area scoring always."""
-
-    ko: str = "simple"          # "simple" or "positional" (positional superko)
-    suicide: bool = False        # True: suicide is legal (Tromp-Taylor)
-    komi: float = 7.5
-
-    PRESETS = ("chinese", "tromp-taylor")
-
-    def __post_init__(self) -> None:
-        if self.ko not in ("simple", "positional"):
-            raise ValueError(f"unknown ko rule {self.ko!r}")
-        if not np.isfinite(self.komi) or abs(self.komi) > 1000:
-            raise ValueError(f"invalid komi {self.komi!r}")
-
-    @classmethod
-    def preset(cls, name: str, komi: float = 7.5) -> "Rules":
-        """``chinese`` (simple ko, no suicide) or ``tromp-taylor`` (positional superko, suicide)."""
-        key = name.strip().lower().replace("_", "-")
-        if key in ("chinese", "cn"):
-            return cls("simple", False, float(komi))
-        if key in ("tromp-taylor", "trompt-taylor", "tt"):
-            return cls("positional", True, float(komi))
-        raise ValueError(f"unknown rules {name!r} (known: chinese, tromp-taylor)")
-
-    @property
-    def name(self) -> str:
-        if self.ko == "simple" and not self.suicide:
-            return "chinese"
-        if self.ko == "positional" and self.suicide:
-            return "tromp-taylor"
-        return f"{self.ko}-ko{'-suicide' if self.suicide else ''}"
-
-    def with_komi(self, komi: float) -> "Rules":
-        return dataclasses.replace(self, komi=float(komi))
-
-    def _c(self):
-        return {"ko_rule": lib.KO_POSITIONAL if self.ko == "positional" else lib.KO_SIMPLE,
-                "allow_suicide": int(self.suicide), "komi": float(self.komi)}
+def _rules_c(rules: Rules) -> dict:
+    """The C ``rules_t`` of ``rules``."""
+    return {"ko_rule": lib.KO_POSITIONAL if rules.ko == "positional" else lib.KO_SIMPLE,
+            "allow_suicide": int(rules.suicide), "komi": float(rules.komi)}
 
 
 def feature_planes(feature_set: str) -> int:
@@ -134,14 +99,14 @@ class Game:
 
     def __init__(self, size: int, rules: Rules | None = None):
         self.size = _check_size(size)
-        self.rules = rules if rules is not None else Rules.preset("chinese")
+        self.rules = rules if rules is not None else Rules.preset(DEFAULT_RULES)
         self._ptr = self._new_ptr()
         self.moves: list[tuple[int, int]] = []
         # set_to_move overrides, keyed by the number of moves played when they were made
         self._to_move_overrides: dict[int, int] = {}
 
     def _new_ptr(self):
-        ptr = lib.game_new(self.size, self.rules._c())
+        ptr = lib.game_new(self.size, _rules_c(self.rules))
         if ptr == ffi.NULL:
             raise MemoryError("could not allocate a game")
         return ffi.gc(ptr, lib.game_free)
@@ -372,26 +337,42 @@ def playout_benchmark(size: int, games: int, seed: int = 1) -> tuple[int, int]:
 # Search
 
 
+def _search_defaults() -> dict[str, float | int]:
+    """C's ``search_default_params``, field by field; floats as the shortest decimal that is the
+    same float32 (1.1, not 1.100000023841858)."""
+    p = ffi.new("search_params_t *")
+    lib.search_default_params(p)
+    out: dict[str, float | int] = {}
+    for name, f in ffi.typeof("search_params_t").fields:
+        value = getattr(p, name)
+        out[name] = float(str(np.float32(value))) if f.type.cname == "float" else int(value)
+    return out
+
+
+_SEARCH_DEFAULTS = _search_defaults()
+
+
 @dataclass
 class SearchParams:
-    """PUCT parameters; every field is documented in src_c/search.h (search_params_t)."""
+    """PUCT parameters; every field is documented in src_c/search.h (search_params_t) and its
+    default is C's ``search_default_params`` (read here, never repeated)."""
 
-    c_puct: float = 1.1
-    c_puct_base: float = 19652.0
-    c_puct_factor: float = 1.0
-    fpu_reduction: float = 0.25
-    fpu_reduction_root: float = 0.0
-    virtual_loss: float = 1.0
-    noise_alpha: float = 10.83
-    noise_epsilon: float = 0.0
-    policy_temperature: float = 1.0
-    temperature: float = 0.0
-    lcb_z: float = 1.96
-    lcb_min_visit_frac: float = 0.10
-    resign_threshold: float = -0.9
-    max_memory: int = 2 << 30           # bytes of tree (nodes + edges)
-    max_collisions: int = 8
-    forced_playouts_k: float = 0.0      # KataGo's forced playouts at the root (self-play: 2; 0 off)
+    c_puct: float = _SEARCH_DEFAULTS["c_puct"]
+    c_puct_base: float = _SEARCH_DEFAULTS["c_puct_base"]
+    c_puct_factor: float = _SEARCH_DEFAULTS["c_puct_factor"]
+    fpu_reduction: float = _SEARCH_DEFAULTS["fpu_reduction"]
+    fpu_reduction_root: float = _SEARCH_DEFAULTS["fpu_reduction_root"]
+    virtual_loss: float = _SEARCH_DEFAULTS["virtual_loss"]
+    noise_alpha: float = _SEARCH_DEFAULTS["noise_alpha"]
+    noise_epsilon: float = _SEARCH_DEFAULTS["noise_epsilon"]
+    policy_temperature: float = _SEARCH_DEFAULTS["policy_temperature"]
+    temperature: float = _SEARCH_DEFAULTS["temperature"]
+    lcb_z: float = _SEARCH_DEFAULTS["lcb_z"]
+    lcb_min_visit_frac: float = _SEARCH_DEFAULTS["lcb_min_visit_frac"]
+    resign_threshold: float = _SEARCH_DEFAULTS["resign_threshold"]
+    max_memory: int = _SEARCH_DEFAULTS["max_memory"]
+    max_collisions: int = _SEARCH_DEFAULTS["max_collisions"]
+    forced_playouts_k: float = _SEARCH_DEFAULTS["forced_playouts_k"]
 
     def _c(self):
         p = ffi.new("search_params_t *")

@@ -24,6 +24,7 @@ from engine.core import BLACK, WHITE, Game, other
 from engine.player import SearchResult
 
 RESIGN = -1                   # pseudo-move returned by choose_move
+DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign)
 HOPE_MARGIN = 0.05            # after the opponent's pass, play on in a lost game only above 55%
 EARLY_FRACTION = 0.25         # no resignation before this share of the board's points is played
 HANDICAP_RECOVERY = 0.6       # White's handicap discount is gone by move 0.6 * N * N

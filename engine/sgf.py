@@ -12,14 +12,7 @@ from typing import Iterable, Mapping, Sequence
 
 from engine import coords
 from engine.core import BLACK, WHITE
-
-RULES_TO_SGF = {"chinese": "Chinese", "tromp-taylor": "Tromp-Taylor"}
-# RU values (lower case, '-'/' ' as '_') -> our rules presets
-SGF_TO_RULES = {
-    "chinese": "chinese", "cn": "chinese", "aga": "chinese", "japanese": "chinese", "jp": "chinese",
-    "korean": "chinese", "tromp_taylor": "tromp-taylor", "tromptaylor": "tromp-taylor", "tt": "tromp-taylor",
-    "new_zealand": "tromp-taylor", "nz": "tromp-taylor",
-}
+from engine.rules import SGF_NAMES, client_rules
 
 
 @dataclass
@@ -43,9 +36,7 @@ class SgfGame:
 
 def rules_from_sgf(ru: str | None) -> str | None:
     """Our rules preset for an SGF RU value, or None when unknown."""
-    if not ru:
-        return None
-    return SGF_TO_RULES.get(ru.strip().lower().replace(" ", "_").replace("-", "_"))
+    return client_rules(ru)
 
 
 def write_game(size: int, komi: float, rules: str, moves: Iterable[tuple[int, int]], *,
@@ -65,7 +56,7 @@ def write_game(size: int, komi: float, rules: str, moves: Iterable[tuple[int, in
     record = sgf.Sgf_game(size)
     root = record.get_root()
     root.set("KM", float(komi))
-    root.set("RU", RULES_TO_SGF.get(rules, rules))
+    root.set("RU", SGF_NAMES.get(rules, rules))
     root.set("AP", tuple(application))   # (name, version)
     if date is not None:
         root.set("DT", date.isoformat())

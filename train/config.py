@@ -24,6 +24,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.core import SearchParams
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
+
+_SEARCH = SearchParams()   # C's search defaults
+
 MODES = ("az", "agz")
 PIPELINES = ("async", "sync")
 
@@ -44,9 +49,10 @@ class RunConfig:
                                               "checkpoint_every / steps_per_game: one candidate per "
                                               "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
-    komi: float = _opt(7.5, "komi")
-    rules: str = _opt("chinese", "rules preset: chinese (simple ko, no suicide) or tromp-taylor")
-    max_moves: int | None = _opt(None, "move cap, scored as if passed out (default 2*N*N)")
+    komi: float = _opt(DEFAULT_KOMI, "komi")
+    rules: str = _opt(DEFAULT_RULES, "rules preset: chinese (simple ko, no suicide) or tromp-taylor")
+    max_moves: int | None = _opt(None, "move cap, scored as if passed out "
+                                       f"(default {MOVE_CAP_PER_POINT}*N*N)")
     # the network
     blocks: int = _opt(6, "residual blocks of a new network")
     filters: int = _opt(64, "filters of a new network")
@@ -74,9 +80,9 @@ class RunConfig:
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
     temperature: float = _opt(1.0, "T of those moves")
     noise_epsilon: float = _opt(0.25, "weight of Dirichlet noise at the root (0: off)")
-    noise_alpha: float = _opt(10.83, "total Dirichlet concentration, spread over the legal moves "
+    noise_alpha: float = _opt(_SEARCH.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                      "(0.03 per move on 19x19, as AlphaGo Zero)")
-    c_puct: float = _opt(1.1, "PUCT exploration constant")
+    c_puct: float = _opt(_SEARCH.c_puct, "PUCT exploration constant")
     resign: bool = _opt(True, "allow resignation (threshold calibrated on no-resign games)")
     no_resign_fraction: float = _opt(0.1, "share of games never allowed to resign (calibration)")
     resign_fp_target: float = _opt(0.05, "largest accepted share of false resignations")
@@ -155,7 +161,7 @@ class RunConfig:
         return self.temperature_moves if self.temperature_moves is not None else n * n // 8
 
     def move_cap(self) -> int:
-        return self.max_moves if self.max_moves is not None else 2 * self.board_size ** 2
+        return self.max_moves if self.max_moves is not None else move_cap(self.board_size)
 
     def gate_temperature_plies(self) -> int:
         return self.gate_temperature_moves if self.gate_temperature_moves is not None else self.board_size // 2
@@ -168,7 +174,6 @@ class RunConfig:
 
     def check(self) -> "RunConfig":
         """Raises ValueError for settings that cannot work; returns self."""
-        from engine.core import Rules
         if not 2 <= self.board_size <= 19:
             raise ValueError("--board-size must be 2..19")
         Rules.preset(self.rules, self.komi)

@@ -6,7 +6,7 @@
 The names other modules use are re-exported here.
 """
 from engine.gtp.analysis import AnalysisOptions
-from engine.gtp.commands import (ENGINE_NAME, MAX_SGF_BYTES, RULES_ALIASES, EngineConfig, GTPEngine,
+from engine.gtp.commands import (ENGINE_NAME, MAX_SGF_BYTES, EngineConfig, GTPEngine,
                                  game_from_sgf, game_to_sgf)
 from engine.gtp.protocol import (MAX_LINE_BYTES, MAX_NUMBER_CHARS, GTPError, GTPServer, InputReader,
                                  LongLine, format_memory, is_interrupt, parse_command, parse_memory)
@@ -16,6 +16,6 @@ from engine.player import DEFAULT_VISITS
 __all__ = [
     "AnalysisOptions", "DEFAULT_VISITS", "ENGINE_NAME", "EngineConfig", "GTPEngine", "GTPError",
     "GTPServer", "InputReader", "LongLine", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS", "MAX_SGF_BYTES",
-    "RESIGN", "RULES_ALIASES", "format_memory", "game_from_sgf", "game_to_sgf", "is_interrupt",
+    "RESIGN", "format_memory", "game_from_sgf", "game_to_sgf", "is_interrupt",
     "parse_command", "parse_memory",
 ]

@@ -21,19 +21,13 @@ from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, Sea
                          color_name, other)
 from engine.gtp.analysis import AnalysisCommands
 from engine.gtp.protocol import _ID, _VERTEX_SHAPE, GTPError, GTPServer, format_memory
-from engine.movepolicy import RESIGN
+from engine.movepolicy import DEFAULT_RESIGN, RESIGN
 from engine.player import DEFAULT_VISITS, Player, SearchResult
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules
 from engine.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
 MAX_SGF_BYTES = 8 << 20
-
-# Rules names clients send (kgs-rules, SGF RU) -> our presets.  Area scoring throughout.
-RULES_ALIASES = {
-    "chinese": "chinese", "cn": "chinese", "aga": "chinese", "japanese": "chinese",
-    "jp": "chinese", "korean": "chinese", "new_zealand": "tromp-taylor", "nz": "tromp-taylor",
-    "tromp-taylor": "tromp-taylor", "tromp_taylor": "tromp-taylor", "tt": "tromp-taylor",
-}
 
 
 @dataclass
@@ -41,14 +35,14 @@ class EngineConfig:
     """What the command line sets; every field can also be changed with ``goengine-param``."""
 
     size: int = 19                    # initial board size
-    komi: float = 7.5
-    rules: str = "chinese"            # a Rules preset
+    komi: float = DEFAULT_KOMI
+    rules: str = DEFAULT_RULES        # a Rules preset
     visits: Optional[int] = None      # root visits per move (tree reuse counts)
     playouts: Optional[int] = None    # new visits per move
     seconds: Optional[float] = None   # seconds per move (the clock may allow less)
     batch: int = 16                   # leaves per network call
     threads: int = 1                  # search threads, each with its own batch in flight
-    resign: float = 0.05              # resign below this winrate (0 disables)
+    resign: float = DEFAULT_RESIGN    # resign below this winrate (0 disables)
     ponder: bool = False              # search on the opponent's time after genmove
     lag_buffer: float = 1.0           # seconds kept in reserve on every move under a clock
     seed: int = 0
@@ -86,7 +80,7 @@ def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
     controller can send ``komi`` after ``loadsgf`` whenever it wants another.  ValueError for a
     malformed record; IllegalMoveError for an illegal move in it."""
     record = sgf.read_game(data)
-    preset = record.rules or (rules.name if rules.name in Rules.PRESETS else "chinese")
+    preset = record.rules or (rules.name if rules.name in Rules.PRESETS else DEFAULT_RULES)
     komi = record.komi if "KM" in record.root_properties else rules.komi
     game = Game(record.size, Rules.preset(preset, komi))
     for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white)):
@@ -482,7 +476,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
 
     # -- rules ------------------------------------------------------------------------------
     def _rules_named(self, name: str) -> Rules:
-        key = RULES_ALIASES.get(name.strip().lower())
+        key = client_rules(name)
         if key is None:
             raise GTPError("unknown rules")
         return Rules.preset(key, self.game.rules.komi)

@@ -1,0 +1,51 @@
+"""Every default has one home: the search's in C, the rules' names and game defaults in
+engine.rules."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from engine._core import ffi, lib
+from engine.core import Rules, SearchParams
+from engine.rules import client_rules, move_cap, preset_name
+
+
+def test_search_params_are_cs_defaults():
+    p = ffi.new("search_params_t *")
+    lib.search_default_params(p)
+    names = [name for name, _ in ffi.typeof("search_params_t").fields]
+    params = SearchParams()
+    assert [f.name for f in dataclasses.fields(SearchParams)] == names
+    for name in names:
+        assert getattr(params, name) == pytest.approx(getattr(p, name), rel=1e-7), name
+    assert params.c_puct == 1.1 and params.max_memory == 2 << 30   # shortest float32 decimals
+
+
+@pytest.mark.parametrize("name,preset", [
+    ("chinese", "chinese"), ("CN", "chinese"), ("tromp-taylor", "tromp-taylor"),
+    ("Tromp_Taylor", "tromp-taylor"), ("tt", "tromp-taylor"),
+])
+def test_preset_names(name, preset):
+    assert preset_name(name) == preset
+    assert Rules.preset(name).name == preset
+
+
+@pytest.mark.parametrize("name", ["japanese", "aga", "nz", "go-rules", ""])
+def test_only_presets_make_rules(name):
+    with pytest.raises(ValueError, match="unknown rules"):
+        Rules.preset(name)
+
+
+@pytest.mark.parametrize("name,preset", [
+    ("Japanese", "chinese"), ("aga", "chinese"), ("korean", "chinese"), ("chinese", "chinese"),
+    ("new_zealand", "tromp-taylor"), ("New Zealand", "tromp-taylor"), ("NZ", "tromp-taylor"),
+    ("Tromp-Taylor", "tromp-taylor"), ("tromptaylor", "tromp-taylor"),
+    ("go-rules", None), ("ing", None), ("", None), (None, None),
+])
+def test_client_rules_names(name, preset):
+    assert client_rules(name) == preset
+
+
+def test_move_cap():
+    assert move_cap(9) == 162 and move_cap(19) == 722
