@@ -7,10 +7,10 @@ Examples::
     python -m engine --weights uniform --visits 16 --seed 1 --threads 1 # tests: no network
 
 Without ``--weights`` the engine plays with the net shipped in ``weights/`` for the board size
-(``engine.weights.default_for_size`` when that exists; else a manifest ``weights/*.json`` mapping
-sizes to files, e.g. ``{"9": "9x9-best.pt", "19": "19x19-best.pt", "default": "best.pt"}``; else
-files named ``weights/NxN*.pt``, the last in name order; else any ``weights/*.pt``, since our nets
-play every size).  When there is none, it plays with a small untrained net and says so on stderr.
+(a manifest ``weights/*.json`` mapping sizes to files, e.g.
+``{"9": "9x9-best.pt", "19": "19x19-best.pt", "default": "best.pt"}``; else files named
+``weights/NxN*.pt``, the last in name order; else any ``weights/*.pt``, since our nets play
+every size).  When there is none, it plays with a small untrained net and says so on stderr.
 """
 from __future__ import annotations
 
@@ -157,14 +157,6 @@ def default_weights_path(size: int, directory: Path | None = None) -> Path | Non
     """The shipped weights file for ``size``, or None (see the module docstring).  With
     ``directory`` (tests), only that folder is searched."""
     if directory is None:
-        try:
-            from engine import weights as weights_mod
-            finder = getattr(weights_mod, "default_for_size", None)
-        except ImportError:
-            finder = None
-        if finder is not None:
-            found = finder(size)
-            return Path(found) if found else None
         directory = WEIGHTS_DIR
     if not directory.is_dir():
         return None

@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine._core import ffi, lib
+from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules
 
 EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
@@ -112,10 +113,6 @@ class Game:
         return ffi.gc(ptr, lib.game_free)
 
     # -- state ---------------------------------------------------------------------------
-    @property
-    def area_points(self) -> int:
-        return self.size * self.size
-
     @property
     def pass_point(self) -> int:
         return self.size * self.size
@@ -285,11 +282,9 @@ class Game:
         return "0"
 
     def __str__(self) -> str:
-        from engine.coords import GTP_LETTERS
         stones = self.stones()
         letters = " ".join(GTP_LETTERS[: self.size])
         rows = [f"   {letters}"]
-        last = self.moves[-1][1] if self.moves else None
         for r in range(self.size):
             cells = []
             for c in range(self.size):

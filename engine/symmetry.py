@@ -61,11 +61,6 @@ def _check_k(k: int) -> int:
     return k
 
 
-def inverse_symmetry(k: int) -> int:
-    """Return the index of the symmetry that undoes symmetry ``k``. Raises ValueError if k not in 0..7."""
-    return INVERSE[_check_k(k)]
-
-
 def compose(first: int, second: int) -> int:
     """Return the single symmetry equal to applying ``first`` and then ``second``."""
     first, second = _check_k(first), _check_k(second)
