@@ -318,16 +318,6 @@ def board_from_ascii(diagram: str, rules: Rules | None = None, to_move: int = BL
     return game
 
 
-def playout_benchmark(size: int, games: int, seed: int = 1) -> tuple[int, int]:
-    """Runs C random playouts; returns (games, moves)."""
-    _check_size(size)
-    moves = ffi.new("int64_t *")
-    n = lib.bench_playouts(size, games, seed, moves)
-    if n < 0:
-        raise ValueError("bad benchmark arguments")
-    return n, int(moves[0])
-
-
 # ---------------------------------------------------------------------------------------------
 # Search
 
@@ -624,19 +614,62 @@ class Search:
         return int(lib.search_choose(self._ptr))
 
 
+def _check_buffer(name: str, array: np.ndarray, dtype, shape: tuple, writable: bool) -> None:
+    """ValueError unless ``array`` is a C-contiguous numpy array of ``dtype`` whose shape is
+    ``shape`` (None entries: any length of at least the given minimum, written ``(">=", n)``)."""
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{name} must be a numpy array, got {type(array).__name__}")
+    if array.dtype != np.dtype(dtype):
+        raise ValueError(f"{name} must be {np.dtype(dtype)}, got {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if writable and not array.flags.writeable:
+        raise ValueError(f"{name} must be writable")
+    if array.ndim != len(shape):
+        raise ValueError(f"{name} must have {len(shape)} dimensions, got shape {array.shape}")
+    for axis, (want, got) in enumerate(zip(shape, array.shape)):
+        if isinstance(want, tuple):
+            if got < want[1]:
+                raise ValueError(f"{name} has room for {got} along axis {axis}, needs {want[1]}")
+        elif got != want:
+            raise ValueError(f"{name} must have shape {_shape_text(shape)}, got {array.shape}")
+
+
+def _shape_text(shape: tuple) -> str:
+    return "(" + ", ".join(f">={w[1]}" if isinstance(w, tuple) else str(w) for w in shape) + ")"
+
+
+def _pool_geometry(searches: Sequence[Search]) -> tuple[int, int]:
+    """(board size, planes) shared by every search of a pool; ValueError when they differ."""
+    first = searches[0]
+    for s in searches:
+        if s.size != first.size or s._nplanes != first._nplanes:
+            raise ValueError("the searches of one batch must share board size and feature set")
+    return first.size, first._nplanes
+
+
 def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray,
                  keys: np.ndarray, counts: np.ndarray) -> int:
-    """Collects up to ``per_search`` leaves from each search into one buffer (one C call).
+    """Collects up to ``per_search`` leaves from each search into one buffer (one C call);
+    returns the leaves collected, ``counts[i]`` those of search i.
 
-    ``planes`` must be float32 [>= len*per_search, P, N, N]; ``counts`` int32[len(searches)]."""
+    The searches must share board size and feature set.  ``planes`` must be float32
+    [>= len*per_search, P, N, N], ``keys`` uint64 [>= len*per_search], ``counts`` int32
+    [>= len(searches)], all C-contiguous and writable: ValueError otherwise, before C writes
+    anything, and for ``per_search`` outside 0..max_batch of a search."""
     n = len(searches)
     if n == 0:
         return 0
+    per_search = int(per_search)
+    if per_search < 0 or any(per_search > s.max_batch for s in searches):
+        raise ValueError("per_search must be 0..max_batch of every search")
+    size, nplanes = _pool_geometry(searches)
+    room = n * per_search
+    _check_buffer("planes", planes, np.float32, ((">=", room), nplanes, size, size), True)
+    _check_buffer("keys", keys, np.uint64, ((">=", room),), True)
+    _check_buffer("counts", counts, np.int32, ((">=", n),), True)
     ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
-    for s in searches:
-        if per_search > s.max_batch:
-            raise ValueError("per_search exceeds a search's max_batch")
-    total = lib.search_collect_many(ptrs, n, int(per_search), ffi.from_buffer("float[]", planes),
+    total = lib.search_collect_many(ptrs, n, per_search, ffi.from_buffer("float[]", planes),
                                     ffi.from_buffer("uint64_t[]", keys),
                                     ffi.from_buffer("int32_t[]", counts))
     for s, c in zip(searches, counts):
@@ -646,13 +679,30 @@ def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray
 
 def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarray,
                 values: np.ndarray) -> None:
-    """Backs up one batch's results into the searches collected by :func:`collect_many`."""
+    """Backs up one batch's results into the searches collected by :func:`collect_many`.
+
+    ``counts`` are the leaves pending in each search (as collect_many returned them);
+    ``policy`` holds logits [>= sum(counts), N*N+1] and ``values`` [>= sum(counts)], rows in
+    collection order.  ValueError, before C reads anything, when the counts do not match the
+    pending leaves or a buffer is too small or of the wrong shape."""
     if not searches:
         return
-    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
+    n = len(searches)
+    size, _ = _pool_geometry(searches)
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or counts.shape[0] < n or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError(f"counts must be integers [>= {n}], got {counts.dtype} {counts.shape}")
+    counts = np.ascontiguousarray(counts[:n], dtype=np.int32)
+    pending = [s.pending for s in searches]
+    if counts.tolist() != pending:
+        raise ValueError(f"counts {counts.tolist()} do not match the pending leaves {pending}")
+    total = int(counts.sum())
     policy = np.ascontiguousarray(policy, dtype=np.float32)
     values = np.ascontiguousarray(values, dtype=np.float32)
-    if lib.search_backup_many(ptrs, len(searches), ffi.from_buffer("int32_t[]", counts),
+    _check_buffer("policy", policy, np.float32, ((">=", total), size * size + 1), False)
+    _check_buffer("values", values, np.float32, ((">=", total),), False)
+    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
+    if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values)) != 0:
         raise RuntimeError("backup does not match the pending leaves")
     for s in searches:

@@ -1,4 +1,4 @@
-/* api.c - accessors for the Python binding and the playout benchmark. */
+/* api.c - accessors for the Python binding. */
 #include "api.h"
 
 int game_area(const game_t *g, uint8_t *owner) { return board_area(&g->board, owner); }
@@ -18,24 +18,6 @@ int game_group_libs(const game_t *g, int pt) {
     int v = board_from_compact(&g->board, pt);
     if (v <= 0 || g->board.color[v] == EMPTY || g->board.color[v] == BORDER) return 0;
     return board_libs(&g->board, v);
-}
-
-int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out) {
-    board_t start, b;
-    if (board_init(&start, size) != 0) return -1;
-    uint64_t rng = seed ? seed : 1;
-    int64_t moves = 0;
-    int limit = 3 * size * size;
-    for (int i = 0; i < games; i++) {
-        b = start;
-        for (int m = 0; m < limit && b.passes < 2; m++) {
-            board_play_random(&b, &rng);
-            moves++;
-        }
-        (void)board_area(&b, NULL);
-    }
-    *moves_out = moves;
-    return games;
 }
 
 int64_t search_node_bytes(void) { return (int64_t)sizeof(node_t); }

@@ -21,9 +21,6 @@ int game_captures(const game_t *g, int c);
 int game_ko_point(const game_t *g);
 /* Liberties of the group at compact point pt (0 if empty). */
 int game_group_libs(const game_t *g, int pt);
-/* Random-playout benchmark: plays `games` games of legal non-eye-filling random moves on a
- * size x size board to two passes; returns games played, *moves_out the moves. */
-int bench_playouts(int size, int games, uint64_t seed, int64_t *moves_out);
 /* Mean Black-positive final area (+1 Black, -1 White, 0 neutral) of `playouts` random
  * playouts (legal non-eye-filling moves to two passes, half starting with each colour) from g,
  * written to ownership[N*N].  Returns 0, or -1 for playouts < 1. */

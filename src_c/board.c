@@ -1,11 +1,12 @@
 /* board.c - stones, groups with exact liberties, captures, ko and Zobrist hashing. */
 #include "board.h"
 
+#include <pthread.h>
 #include <string.h>
 
 uint64_t zobrist_stone[3][BOARD_MAX_POINTS];
 uint64_t zobrist_aux[BOARD_MAX_POINTS];
-static int zobrist_ready = 0;
+static pthread_once_t zobrist_once = PTHREAD_ONCE_INIT;
 
 static uint64_t splitmix64(uint64_t *x) {
     uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
@@ -14,15 +15,17 @@ static uint64_t splitmix64(uint64_t *x) {
     return z ^ (z >> 31);
 }
 
-void board_global_init(void) {
-    if (zobrist_ready) return;
+static void zobrist_fill(void) {
     uint64_t seed = 0x5eed0f60a1ULL;
     for (int c = 0; c < 3; c++)
         for (int v = 0; v < BOARD_MAX_POINTS; v++)
             zobrist_stone[c][v] = splitmix64(&seed);
     for (int v = 0; v < BOARD_MAX_POINTS; v++) zobrist_aux[v] = splitmix64(&seed);
-    zobrist_ready = 1;
 }
+
+/* pthread_once: threads that create their first boards at the same time all wait until the
+ * keys are filled, and they are filled once. */
+void board_global_init(void) { pthread_once(&zobrist_once, zobrist_fill); }
 
 int board_init(board_t *b, int size) {
     if (size < BOARD_MIN_SIZE || size > BOARD_MAX_SIZE) return -1;

@@ -59,7 +59,7 @@ typedef struct {
 extern uint64_t zobrist_stone[3][BOARD_MAX_POINTS];
 extern uint64_t zobrist_aux[BOARD_MAX_POINTS];
 
-/* Fills the Zobrist tables; safe to call more than once. */
+/* Fills the Zobrist tables once (pthread_once): safe to call more than once, from any thread. */
 void board_global_init(void);
 /* Clears `b` to an empty board of `size`; returns 0, or -1 if size is outside 2..19. */
 int board_init(board_t *b, int size);

@@ -9,7 +9,8 @@ static void bloom_add(game_t *g, uint64_t h) {
     g->bloom[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 }
 
-static int push_hash(game_t *g, uint64_t h) {
+/* Makes room for one more hash and one more move; 0, or -1 (nothing changed) out of memory. */
+static int reserve(game_t *g) {
     if (g->nhashes == g->caphashes) {
         int cap = g->caphashes ? g->caphashes * 2 : 256;
         uint64_t *p = realloc(g->hashes, (size_t)cap * sizeof(*p));
@@ -17,9 +18,23 @@ static int push_hash(game_t *g, uint64_t h) {
         g->hashes = p;
         g->caphashes = cap;
     }
+    if (g->nhashes - 1 >= g->capmoves) {
+        int cap = g->capmoves ? g->capmoves * 2 : 256;
+        int16_t *m = realloc(g->moves, (size_t)cap * sizeof(*m));
+        if (!m) return -1;
+        g->moves = m;
+        uint8_t *c = realloc(g->movers, (size_t)cap);
+        if (!c) return -1;   /* moves grew, movers did not: capmoves still fits both */
+        g->movers = c;
+        g->capmoves = cap;
+    }
+    return 0;
+}
+
+/* After reserve(): appends a hash. */
+static void push_hash(game_t *g, uint64_t h) {
     g->hashes[g->nhashes++] = h;
     bloom_add(g, h);
-    return 0;
 }
 
 game_t *game_new(int size, rules_t rules) {
@@ -28,24 +43,16 @@ game_t *game_new(int size, rules_t rules) {
     if (!g) return NULL;
     board_init(&g->board, size);
     g->rules = rules;
-    if (push_hash(g, g->board.hash) != 0) { free(g); return NULL; }
+    if (reserve(g) != 0) { free(g); return NULL; }
+    push_hash(g, g->board.hash);
     return g;
 }
 
-static int push_move(game_t *g, int v, int c) {
+/* After reserve(): records that colour c played padded point v from the last position. */
+static void push_move(game_t *g, int v, int c) {
     int n = g->nhashes - 1;   /* moves recorded so far */
-    if (n >= g->capmoves) {
-        int cap = g->capmoves ? g->capmoves * 2 : 256;
-        int16_t *m = realloc(g->moves, (size_t)cap * sizeof(*m));
-        if (m) g->moves = m;
-        uint8_t *c2 = realloc(g->movers, (size_t)cap);
-        if (c2) g->movers = c2;
-        if (!m || !c2) return -1;
-        g->capmoves = cap;
-    }
     g->moves[n] = (int16_t)v;
     g->movers[n] = (uint8_t)c;
-    return 0;
 }
 
 void game_free(game_t *g) {
@@ -101,16 +108,15 @@ int game_check(const game_t *g, int pt, int c) {
 int game_play(game_t *g, int pt, int c) {
     int reason = game_check(g, pt, c);
     if (reason != MOVE_OK) return reason;
-    int n = g->board.size;
+    if (reserve(g) != 0) return -1;   /* before any change: a failed play leaves g as it was */
     /* Shift the history planes: prev[0] becomes the current position. */
     memmove(g->prev[1], g->prev[0], (size_t)(GAME_PREV - 1) * BOARD_MAX_AREA);
     game_stones(g, g->prev[0]);
-    (void)n;
     if (g->nprev < GAME_PREV) g->nprev++;
     int v = board_from_compact(&g->board, pt);
-    if (push_move(g, v, c) != 0) return -1;
+    push_move(g, v, c);
     board_play(&g->board, v, c);
-    if (push_hash(g, g->board.hash) != 0) return -1;
+    push_hash(g, g->board.hash);
     return MOVE_OK;
 }
 

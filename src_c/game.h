@@ -41,7 +41,8 @@ game_t *game_clone(const game_t *g);
 int game_seen(const game_t *g, uint64_t h);
 /* MOVE_* reason why colour c may not play compact point `pt` (MOVE_OK if legal). */
 int game_check(const game_t *g, int pt, int c);
-/* Plays colour c at compact point pt after checking; returns the MOVE_* reason (MOVE_OK when played). */
+/* Plays colour c at compact point pt after checking; returns the MOVE_* reason (MOVE_OK when
+ * played), or -1 out of memory.  Unless it returns MOVE_OK, g is left unchanged. */
 int game_play(game_t *g, int pt, int c);
 /* Writes 1/0 legality of every compact point and pass for colour c into mask[N*N+1]. */
 void game_legal_mask(const game_t *g, int c, uint8_t *mask);

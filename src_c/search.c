@@ -589,8 +589,12 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
             edge_t *e = &s->edges[leaf->edges];
             float mx = -1e30f, total = 0.0f;
             for (int k = 0; k < leaf->nedges; k++) {
-                e[k].prior = logits[board_to_compact(&s->game->board, e[k].move)] / pt;
-                if (e[k].prior > mx) mx = e[k].prior;
+                float x = logits[board_to_compact(&s->game->board, e[k].move)] / pt;
+                /* A broken network: NaN and -inf weigh nothing, +inf as much as the best. */
+                if (!(x >= -1e30f)) x = -1e30f;
+                if (x > 1e30f) x = 1e30f;
+                e[k].prior = x;
+                if (x > mx) mx = x;
             }
             for (int k = 0; k < leaf->nedges; k++) {
                 e[k].prior = expf(e[k].prior - mx);
@@ -602,7 +606,8 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
             leaf->state = NODE_FRESH; /* memory cap: evaluated but not grown */
         }
         float v = values[i];
-        if (!(v >= -1.0f)) v = -1.0f;  /* also catches NaN */
+        if (v != v) v = 0.0f;          /* NaN: no information, an even position */
+        if (v < -1.0f) v = -1.0f;
         if (v > 1.0f) v = 1.0f;
         backup_path(s, path, len, v, 1);
     }

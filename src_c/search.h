@@ -98,7 +98,9 @@ int search_pending(const search_t *s, int slot);
  * Returns the number of leaves now pending in the slot, or -1 for a bad slot. */
 int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, uint64_t *keys);
 /* Backs up policy logits [n][N*N+1] and values [n] (side to move of each leaf, -1..1) of the
- * n leaves pending in the slot, in collection order.  Returns 0, or -1 if n does not match. */
+ * n leaves pending in the slot, in collection order.  Returns 0, or -1 if n does not match.
+ * A broken network's outputs are tamed: NaN or -inf logits get no prior, +inf ones the most;
+ * values are clamped to -1..1 and a NaN value counts as 0 (even). */
 int search_backup_slot(search_t *s, int slot, const float *policy, const float *values, int n);
 /* Withdraws the slot's pending leaves without evaluating them (virtual loss removed). */
 int search_cancel_slot(search_t *s, int slot);

@@ -51,7 +51,7 @@ fi
 echo "run_sanitizers: building the sanitized extension in $WORK"
 # Python's own CFLAGS carry -fwrapv, which makes signed overflow defined and so silently turns
 # off UBSan's signed-integer-overflow check; CFLAGS from the environment come after them.
-if ! (cd "$WORK" && GOENGINE_SANITIZE=1 CFLAGS="${CFLAGS:-} -fno-wrapv" "$PYTHON" src_c/build_core.py) \
+if ! (cd "$WORK" && GOENGINE_SANITIZE=1 GOENGINE_WERROR=1 CFLAGS="${CFLAGS:-} -fno-wrapv" "$PYTHON" src_c/build_core.py) \
         >"$WORK/build.log" 2>&1; then
     cat "$WORK/build.log" >&2
     echo "run_sanitizers: build failed" >&2

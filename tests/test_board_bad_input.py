@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 
 from engine import coords
-from engine.core import (BLACK, WHITE, Game, Rules, board_from_ascii, feature_planes,
-                         playout_benchmark)
+from engine.core import BLACK, WHITE, Game, Rules, board_from_ascii, feature_planes
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,12 +26,6 @@ BAD_SIZES = [0, 1, 20, -3, "9", 2.5, None, 10**30, float("nan")]
 def test_bad_board_size(size) -> None:
     with pytest.raises(ValueError, match="board size"):
         Game(size)
-
-
-@pytest.mark.parametrize("size", [0, 1, 20, -3])
-def test_bad_board_size_elsewhere(size) -> None:
-    with pytest.raises(ValueError, match="board size"):
-        playout_benchmark(size, 1)
 
 
 def test_good_board_sizes() -> None:
@@ -183,7 +176,7 @@ def test_off_board_rowcol() -> None:
 FUZZ = textwrap.dedent("""
     import random, numpy as np
     from engine import coords
-    from engine.core import Game, Rules, board_from_ascii, feature_planes, playout_benchmark
+    from engine.core import Game, Rules, board_from_ascii, feature_planes
     rng = random.Random(1)
     junk = [-1, 0, 1, 2, 3, 4, 80, 81, 82, 361, 362, 2**31, 2**31 - 1, -2**31, 2**63, -2**63,
             2**64, 10**30, 1.0, 1.5, float("nan"), float("inf"), None, "", "a", "9", b"x",
@@ -208,7 +201,7 @@ FUZZ = textwrap.dedent("""
             elif what == 9: coords.from_sgf(a, b)
             elif what == 10: coords.to_gtp(a, b)
             elif what == 11: g.features(rng.choice(["rich", "lz18"]))
-            else: playout_benchmark(rng.choice([2, 3, 5]), 1, seed=rng.randrange(2**64))
+            else: g.playout_ownership(rng.choice([1, 2]), seed=rng.randrange(2**64), max_moves=b)
         except expected:
             pass
         calls += 1
