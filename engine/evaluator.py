@@ -16,8 +16,6 @@ Implementations:
 - ``TorchEvaluator``: a torch model on the best device (CUDA if present, bf16/fp16 there; CPU
   fp32 by default, bf16 + channels_last on request), one forward pass per call, a board symmetry
   per evaluation (random, all 8 averaged, or none) and an LRU cache by position key.
-
-``raw_benchmark`` measures the bare forward pass rate (used by ``python -m engine.bench net``).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ import functools
 import hashlib
 import math
 import threading
-import time
 from collections import OrderedDict
 from typing import Any, NamedTuple, Protocol, Sequence
 
@@ -422,41 +419,3 @@ class TorchEvaluator:
             "cache_misses": self.cache_misses,
             "positions_evaluated": self.positions_evaluated,
         }
-
-
-def raw_benchmark(
-    model: nn.Module,
-    size: int = 19,
-    batch: int = 16,
-    seconds: float = 3.0,
-    dtype: str | torch.dtype | None = None,
-    device: str | torch.device | None = None,
-    threads: int | None = None,
-    channels_last: bool = True,
-) -> float:
-    """Return network evaluations per second of the bare forward pass (no symmetry, no cache,
-    input already on the device, outputs synchronised) for ``batch`` random positions of
-    ``size`` x ``size``, measured for about ``seconds`` after two warm-up passes."""
-    ev = TorchEvaluator(
-        model, device=device, dtype=dtype, symmetries="none", cache_size=0, threads=threads,
-        channels_last=channels_last,
-    )
-    gen = torch.Generator().manual_seed(0)
-    x = (torch.rand(batch, ev.planes, size, size, generator=gen) < 0.3).float().to(ev.device)
-
-    def sync() -> None:
-        if ev.device.type == "cuda":
-            torch.cuda.synchronize(ev.device)
-
-    for _ in range(2):
-        ev._infer(x)
-    sync()
-    start = time.perf_counter()
-    passes = 0
-    while True:
-        ev._infer(x)
-        passes += 1
-        sync()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return passes * batch / elapsed

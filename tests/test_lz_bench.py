@@ -1,4 +1,4 @@
-"""Tests for engine.lz_bench (``python -m engine.bench vs-leelaz``).
+"""Tests for tools.lz_bench (``python -m tools.bench vs-leelaz``).
 
 The end-to-end test runs the benchmark on a tiny random net (2 blocks x 16 filters, 64 visits)
 and checks the structure of what it returns and prints; it is skipped when the leelaz binary
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import lz_bench
+from tools import lz_bench
 
 LEELAZ = os.environ.get("LEELAZ") or shutil.which("leelaz") or "/usr/games/leelaz"
 HAVE_LEELAZ = Path(LEELAZ).is_file() and os.access(LEELAZ, os.X_OK)

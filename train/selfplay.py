@@ -388,14 +388,15 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
 
 def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, rounds: int = 6) -> dict[str, Any]:
     """Self-play throughput with a random net of the config's size, no files written, compared
-    with the bare forward pass at the same batch (``engine.evaluator.raw_benchmark``).
+    with the bare forward pass at the same batch (``tools.bench.raw_benchmark``).
 
     The two are measured in ``rounds`` alternating slices (self-play ``seconds/rounds``, then the
     raw forward pass a third of that), so a machine whose load changes (other processes) affects
     both alike.  Games/hour = positions/s * 3600 / mean game length, the length measured on the
     games that finished (or None)."""
     import torch
-    from engine.evaluator import TorchEvaluator, raw_benchmark
+    from engine.evaluator import TorchEvaluator
+    from tools.bench import raw_benchmark
     from engine.network import GoNet, NetConfig
 
     torch.set_num_threads(threads)

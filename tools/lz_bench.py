@@ -1,4 +1,4 @@
-"""``python -m engine.bench vs-leelaz``: our search against Leela Zero on the same network.
+"""``python -m tools.bench vs-leelaz``: our search against Leela Zero on the same network.
 
 For each net size a random Leela Zero network (:func:`engine.lzweights.write_random`, fixed seed)
 is written to a temporary directory. Then, for each thread count, the same position (the empty
@@ -29,54 +29,34 @@ With more than one thread our engine runs that many search threads (``args.paral
 (:class:`SplitEvaluator`: the slices meet once per batch, so the faster waits for the slower),
 "intra" uses torch's own intra-op threading, "all" measures the three.
 
-Result: a dict (printed as JSON by ``engine.bench``) with one row per (net, threads).
+Result: a dict (printed as JSON by ``tools.bench``) with one row per (net, threads).
 
-Findings on the 2-core Intel Xeon (AVX512_BF16, no AMX) this was written on, always shared:
-
-* The network forward pass is ~95% of our search time (6x64, batch 16, one thread; the C
-  search's collect+backup ~1%, the evaluator's symmetries/cache/conversions ~4%). oneDNN's
-  direct float32 convolutions run near the core's FMA peak; per CPU-second we do 2.2-2.8x
-  leelaz's visits with one thread, 1.9-2.3x with two (leelaz: Winograd but one position at a
-  time).
-* bfloat16 (autocast or a bf16 model, channels-last) is 0.6-0.7x float32 here, unlike the AMD
-  machine of PERF.md: float32 is the fastest accurate CPU dtype on this CPU.
-* ``torch.set_num_threads(2)`` (intra-op OpenMP) collapses when other processes use the cores:
-  libgomp spin-waits at every op's barrier; we measured 4-40x fewer visits/s than with one
-  thread (OMP_WAIT_POLICY=PASSIVE, set before torch is imported, or :class:`SplitEvaluator`
-  avoid it).
-* ``torch.compile`` (inductor, frozen weights; :func:`compiled_model`) speeds the bare forward
-  pass up by 9-18% (fused conv+ReLU/add, prepacked weights) after 10-35 s of compilation; a
-  whole search gains less and within this machine's noise. Batch 32 instead of 16 with two
-  threads gave +3-9% visits per CPU-second; ``symmetries="none"`` about +3%.
-
-Findings on a 2-core AMD EPYC with AVX2 but no AVX-512 (2026-12-02, heavily loaded: two
-training runs on both cores, load 8-13):
-
-* Per CPU-second we do 1.3x leelaz's visits (6x64: ~195 vs ~150; 10x128: ~35 vs ~27), with one
-  thread and with two: the search threads ("threads" mode) keep one thread's per-CPU rate.
-  The forward pass is the limit: oneDNN's float32 direct convolutions reach ~70% of the AVX2
-  FMA peak (6x64 19x19: ~350 MFLOP per evaluation), so 2x leelaz would need more than the peak.
-* Tried and not kept: bfloat16 (6-10x slower without AVX512_BF16); TorchScript
-  freeze + optimize_for_inference (0.94x on LZ nets, 1.15x/0.87x for our 6x64 at 19x19/9x9);
-  a Winograd F(4x4, 3x3) convolution in torch ops (0.4-0.7x: tile gathers and small batched
-  GEMMs); dynamically quantised int8 convolutions (fbgemm: 1.2-1.5x faster, within tolerance
-  for our random 6x64 but far outside it for random LZ nets, whose activations grow large).
+Measured results: tools/RESULTS.md.
 """
 from __future__ import annotations
 
 import copy
 import os
-import platform
 import re
 import statistics
-import subprocess
 import tempfile
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from torch import nn
+
+from engine import lzweights
+from engine.coords import to_gtp
+from engine.core import Game, Rules, SearchParams
+from engine.evaluator import Evaluation, TorchEvaluator
+from engine.player import Player
+from engine.precision import Precision, choose_precision
+from tools.bench import cpu_name, load_average
+from train.gtp_client import GTPClient
 
 __all__ = ["run_vs_leelaz", "run_leelaz", "run_ours", "parse_leelaz_stats", "LeelazStats",
            "dtype_accuracy", "DEFAULT_SEED", "TARGET_RATIO", "TARGET_THREADS"]
@@ -84,7 +64,7 @@ __all__ = ["run_vs_leelaz", "run_leelaz", "run_ours", "parse_leelaz_stats", "Lee
 DEFAULT_SEED = 1            # seed of the random nets (engine.lzweights.write_random)
 TARGET_RATIO = 2.0          # the issue's goal: ours >= 2x leelaz's visits/s ...
 TARGET_THREADS = 2          # ... with two threads
-KOMI = 7.5                  # leelaz's default
+KOMI = 7.5                  # leelaz's default (not ours: engine.rules.DEFAULT_KOMI)
 # bf16 is accepted when, on sample positions, its policy (probabilities) and value stay this
 # close to float32's.
 BF16_MAX_POLICY_DIFF = 0.02
@@ -114,76 +94,6 @@ def parse_leelaz_stats(stderr_text: str) -> dict[str, float]:
 # leelaz
 
 
-class _GtpProcess:
-    """A minimal GTP driver: stdout answers are read by a thread; stderr goes to a file."""
-
-    def __init__(self, cmd: list[str], workdir: str) -> None:
-        self._err_path = Path(workdir) / "leelaz.stderr"
-        self._err = open(self._err_path, "wb")
-        env = dict(os.environ, HOME=workdir)
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._err, cwd=workdir, env=env)
-        self._lines: list[str] = []
-        self._cond = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            with self._cond:
-                self._lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
-                self._cond.notify_all()
-        with self._cond:
-            self._lines.append(None)  # type: ignore[arg-type]  # EOF marker
-            self._cond.notify_all()
-
-    def command(self, text: str, timeout: float) -> str:
-        """Send one command; return the answer's text after ``=``; RuntimeError on ``?``/EOF."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((text + "\n").encode())
-        self.proc.stdin.flush()
-        deadline = time.monotonic() + timeout
-        answer: list[str] = []
-        with self._cond:
-            while True:
-                while not self._lines:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise TimeoutError(f"leelaz did not answer {text!r} within {timeout:.0f} s")
-                    self._cond.wait(left)
-                line = self._lines.pop(0)
-                if line is None:
-                    raise RuntimeError(f"leelaz exited while answering {text!r}: "
-                                       f"{self.stderr()[-500:]}")
-                if not answer and not line.strip():
-                    continue  # blank lines between answers
-                if answer and not line.strip():
-                    break     # an answer ends with a blank line
-                answer.append(line)
-        head = answer[0]
-        if head.startswith("?"):
-            raise RuntimeError(f"leelaz rejected {text!r}: {head}")
-        return "\n".join([head[1:].strip(), *answer[1:]]).strip()
-
-    def stderr(self) -> str:
-        self._err.flush()
-        return self._err_path.read_text("utf-8", "replace")
-
-    def close(self) -> None:
-        try:
-            if self.proc.poll() is None and self.proc.stdin is not None:
-                self.proc.stdin.write(b"quit\n")
-                self.proc.stdin.flush()
-                self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._err.close()
-
-
 def run_leelaz(leelaz: str, net: str | Path, threads: int, visits: int, seed: int = 1,
                timeout: float = 1800.0) -> LeelazStats:
     """Run ``leelaz`` on ``net`` and time one ``genmove b`` on the empty board.
@@ -196,18 +106,19 @@ def run_leelaz(leelaz: str, net: str | Path, threads: int, visits: int, seed: in
     with tempfile.TemporaryDirectory(prefix="lzbench-") as work:
         cmd = [str(leelaz), "--cpu-only", "-w", str(Path(net).resolve()), "-t", str(threads),
                "--noponder", "-g", "-v", str(visits), "--timemanage", "off", "-s", str(seed)]
-        gtp = _GtpProcess(cmd, work)
+        gtp = GTPClient(cmd, default_timeout=60, label="leelaz", cwd=work,
+                        env=dict(os.environ, HOME=work), stderr_lines=400)
         try:
-            gtp.command("name", timeout=300)          # weights are loaded before GTP starts
-            gtp.command(f"komi {KOMI}", timeout=60)
-            gtp.command("time_settings 0 36000 1", timeout=60)   # 10 h per move: never binds
-            gtp.command("clear_board", timeout=60)
-            cpu0 = _proc_cpu_seconds(gtp.proc.pid)
+            gtp.send("name", timeout=300)             # weights are loaded before GTP starts
+            gtp.send(f"komi {KOMI}")
+            gtp.send("time_settings 0 36000 1")       # 10 h per move: never binds
+            gtp.send("clear_board")
+            cpu0 = _proc_cpu_seconds(gtp.pid)
             t0 = time.perf_counter()
-            move = gtp.command("genmove b", timeout=timeout)
+            move = gtp.send("genmove b", timeout=timeout)
             seconds = time.perf_counter() - t0
-            cpu = _proc_cpu_seconds(gtp.proc.pid) - cpu0
-            stats = parse_leelaz_stats(gtp.stderr())
+            cpu = _proc_cpu_seconds(gtp.pid) - cpu0
+            stats = _stats_after_genmove(gtp)
         finally:
             gtp.close()
     out = LeelazStats(stats)
@@ -218,6 +129,19 @@ def run_leelaz(leelaz: str, net: str | Path, threads: int, visits: int, seed: in
     out["playouts_per_cpu_s"] = round(stats["playouts"] / cpu, 1) if cpu > 0 else None
     out["move"] = move
     return out
+
+
+def _stats_after_genmove(gtp: GTPClient, wait: float = 5.0) -> dict[str, float]:
+    """leelaz's statistics line: its stderr is read by the client's thread, which may be a
+    moment behind the genmove reply on stdout."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return parse_leelaz_stats(gtp.stderr_tail())
+        except ValueError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _proc_cpu_seconds(pid: int) -> float:
@@ -234,15 +158,12 @@ def _proc_cpu_seconds(pid: int) -> float:
 
 
 def _load_model(net: str | Path):
-    from engine import lzweights
     model, _meta = lzweights.load(net)
     return model
 
 
 def _sample_positions(count: int, seed: int) -> np.ndarray:
     """"lz18" planes of ``count`` positions from random legal games of 0..150 moves."""
-    from engine.core import Game, Rules
-
     rng = np.random.default_rng(seed)
     planes = []
     for i in range(count):
@@ -261,9 +182,6 @@ def dtype_accuracy(model, dtype: str, positions: int = 32, seed: int = 0) -> dic
 
     The positions come from random legal games (the empty board first);
     returns ``{"policy_prob": max |p - p32|, "value": max |v - v32|}``."""
-    import torch
-    from engine.evaluator import TorchEvaluator
-
     x = _sample_positions(positions, seed)
     ref = TorchEvaluator(model, dtype="fp32", symmetries="none", cache_size=0).evaluate(x)
     got = TorchEvaluator(model, dtype=dtype, symmetries="none", cache_size=0).evaluate(x)
@@ -286,8 +204,6 @@ class SplitEvaluator:
     """
 
     def __init__(self, evaluator, parts: int, min_rows: int = 2) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         self.evaluator = evaluator
         self.parts = max(1, int(parts))
         self.min_rows = max(1, int(min_rows))
@@ -296,8 +212,6 @@ class SplitEvaluator:
         self._pool = ThreadPoolExecutor(self.parts - 1) if self.parts > 1 else None
 
     def evaluate(self, planes: np.ndarray, keys=None):
-        from engine.evaluator import Evaluation
-
         b = planes.shape[0]
         parts = min(self.parts, b // self.min_rows)
         if parts <= 1 or self._pool is None:
@@ -340,9 +254,6 @@ def compiled_model(model, rows: int):
     models share one code object, so dynamo's recompile limit (8) bounds the number of
     (model, rows) pairs per process; the benchmark needs at most two per net.
     """
-    import torch
-    from torch import nn
-
     key = (id(model), int(rows))
     if key in _COMPILED:
         return _COMPILED[key][1], 0.0
@@ -399,11 +310,6 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
     """
     if parallel not in PARALLEL_MODES:
         raise ValueError(f"parallel must be one of {PARALLEL_MODES}")
-    import torch
-    from engine.core import Game, Rules, SearchParams
-    from engine.evaluator import TorchEvaluator
-    from engine.player import Player
-    from engine.precision import Precision
 
     precision = Precision.parse(dtype)
     old_threads = torch.get_num_threads()
@@ -443,7 +349,6 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
         if player is not None:
             player.close()
         torch.set_num_threads(old_threads)
-    from engine.coords import to_gtp
     return {"playouts": result.playouts, "visits": result.visits, "seconds": round(seconds, 3),
             "visits_per_s": round(result.playouts / seconds, 1), "cpu_seconds": round(cpu, 2),
             "visits_per_cpu_s": round(result.playouts / cpu, 1) if cpu > 0 else None,
@@ -456,23 +361,6 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
 # the benchmark
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _load() -> float:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return -1.0
-
-
 def _dtypes(requested: str, model=None, batch: int = 16) -> list[str]:
     """Precision labels to measure: "auto" = fp32 and bf16; "engine" = the engine's measured
     choice for ``model`` at 19x19 (engine.precision, cached); or one given precision."""
@@ -482,7 +370,6 @@ def _dtypes(requested: str, model=None, batch: int = 16) -> list[str]:
     if r == "engine":
         if model is None:
             raise ValueError("the engine's precision needs the model")
-        from engine.precision import choose_precision
         return [choose_precision(model, "cpu", 19, batch).precision.label]
     names = {"float32": "fp32", "fp32": "fp32", "float": "fp32", "bfloat16": "bf16",
              "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
@@ -524,8 +411,6 @@ def run_vs_leelaz(args) -> dict[str, Any]:
     ``compile`` (False: also measure float32 through ``torch.compile``, :func:`compiled_model`).
     Raises FileNotFoundError when the leelaz binary is missing.
     """
-    import torch
-
     leelaz = str(args.leelaz)
     if not (Path(leelaz).is_file() and os.access(leelaz, os.X_OK)):
         raise FileNotFoundError(f"leelaz not found at {leelaz}")
@@ -542,19 +427,18 @@ def run_vs_leelaz(args) -> dict[str, Any]:
         "bench": "vs-leelaz", "visits": int(args.visits), "batch": int(args.batch),
         "dtype": args.dtype, "symmetries": symmetries, "parallel": parallel, "compile": compiled,
         "repeats": repeats,
-        "net_seed": net_seed, "cpu": _cpu_name(), "cpus": os.cpu_count(),
+        "net_seed": net_seed, "cpu": cpu_name(), "cpus": os.cpu_count(),
         "torch": torch.__version__, "gpu": torch.cuda.is_available(),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "results": [],
     }
     print(f"vs leelaz: empty 19x19 board, genmove b, {args.visits} visits; ours: batch "
           f"{args.batch}, symmetries {symmetries}, parallel {parallel}; {repeats} alternating "
-          f"rounds; CPU {out['cpu']} ({out['cpus']} cpus), load {_load()}", flush=True)
-    from engine.lzweights import write_random
+          f"rounds; CPU {out['cpu']} ({out['cpus']} cpus), load {load_average()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="lzbench-nets-") as tmp:
         for spec in args.nets:
             blocks, filters = (int(v) for v in spec.lower().split("x"))
             net_path = Path(tmp) / f"random-{blocks}x{filters}-seed{net_seed}.txt"
-            write_random(net_path, blocks, filters, net_seed)
+            lzweights.write_random(net_path, blocks, filters, net_seed)
             model = _load_model(net_path)
             dtypes = _dtypes(args.dtype, model, int(args.batch))
             accuracy = {d: dtype_accuracy(model, d) for d in dtypes if not d.startswith("fp32")}
@@ -591,7 +475,7 @@ def _measure(leelaz: str, net_path: Path, model, spec: str, threads: int, visits
         # Alternate the order between rounds, so that neither engine always runs first.
         order = ["leelaz", *labels] if rnd % 2 == 0 else [*labels[::-1], "leelaz"]
         for who in order:
-            load = _load()
+            load = load_average()
             if who == "leelaz":
                 r = dict(run_leelaz(leelaz, net_path, threads, visits, seed=1 + rnd))
                 r["load"] = load

@@ -1,16 +1,25 @@
-"""Benchmarks: ``python -m engine.bench board|search|net|vs-leelaz``.
+"""Benchmarks: ``python -m tools.bench board|search|net|vs-leelaz``.
 
-Each prints a human-readable table and, last, one JSON line with the figures.
+Each prints a human-readable table and, last, one JSON line with the figures.  Measured figures
+go to README.md's Benchmarks section or tools/RESULTS.md.  ``net`` and ``vs-leelaz`` import
+torch (and tools.lz_bench) when they run, so that ``board`` and ``search`` start without it.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import platform
+import statistics
 import sys
+import threading
 import time
+from pathlib import Path
 
 import numpy as np
+
+from engine.core import Game, Search, SearchParams
+from engine.player import Player
 
 
 def _pin_one_core() -> None:
@@ -21,24 +30,22 @@ def _pin_one_core() -> None:
 
 
 def bench_board(args) -> dict:
-    """Random playouts (legal, non-eye-filling moves to two passes) on one core."""
-    from engine.core import playout_benchmark
+    """Random playouts (legal, non-eye-filling moves to two passes) on one core, through the
+    engine's own API (``Game.playout_ownership``: each playout also counts the final area)."""
     _pin_one_core()
     out = {"bench": "board"}
     for size in args.sizes:
-        playout_benchmark(size, 200)                      # warm up
+        game = Game(size)
+        game.playout_ownership(200)                       # warm up
+        chunk = 2000 if size <= 9 else 500
         games = 0
-        moves = 0
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < args.seconds:
-            g, m = playout_benchmark(size, 2000 if size <= 9 else 500, seed=games + 1)
-            games += g
-            moves += m
+            game.playout_ownership(chunk, seed=games + 1)
+            games += chunk
         dt = time.perf_counter() - t0
-        out[f"{size}x{size}"] = {"playouts_per_s": round(games / dt), "moves_per_s": round(moves / dt),
-                                 "moves_per_game": round(moves / games, 1)}
-        print(f"{size}x{size}: {games / dt:10,.0f} playouts/s {moves / dt:12,.0f} moves/s "
-              f"({moves / games:.1f} moves/game)")
+        out[f"{size}x{size}"] = {"playouts_per_s": round(games / dt)}
+        print(f"{size}x{size}: {games / dt:10,.0f} playouts/s")
     return out
 
 
@@ -46,7 +53,6 @@ def _uniform_search_rate(size: int, batch: int, seconds: float, feature_set: str
                          visits_per_tree: int = 10000) -> tuple[float, int]:
     """Visits/s over fresh trees of ``visits_per_tree`` visits each (well under the memory cap,
     so every visit expands a node as in real play)."""
-    from engine.core import Game, Search, SearchParams
     policy = np.zeros((batch, size * size + 1), np.float32)
     values = np.zeros(batch, np.float32)
     visits = 0
@@ -80,8 +86,6 @@ def raw_rate(forward, rows: int, threads: int, seconds: float) -> tuple[float, f
     """(evals/s, CPU seconds per eval) of ``threads`` threads each calling ``forward()`` (``rows``
     positions a call) as fast as they can for about ``seconds``: the most the network gives
     the engine's search threads."""
-    import threading
-
     stop = threading.Event()
     counts = [0] * threads
     start = threading.Barrier(threads + 1)
@@ -116,20 +120,16 @@ def bench_net(args) -> dict:
     running batches of the same size.  Both run in ``rounds`` alternating slices (the machine's
     load changes); the ratio is the median of the per-round ratios.  Raw rates at other batches
     (``batches``) are printed for reference."""
-    import statistics
-
-    import torch
-    from engine.core import Game, SearchParams
+    import torch                                    # heavy: only the network benches need it
     from engine.evaluator import TorchEvaluator
     from engine.network import NetConfig, Network
-    from engine.player import Player
     from engine.precision import Precision, choose_precision
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
     threads = max(1, int(args.threads))
     out = {"bench": "net", "threads": threads, "batch": args.batch, "precision": args.dtype,
-           "cpu": _cpu_model(), "load": _load(), "results": []}
+           "cpu": cpu_name(), "load": load_average(), "results": []}
     print(f"engine visits/s vs raw forward evals/s: {threads} thread(s), batch {args.batch}; CPU "
           f"{out['cpu']}; load {out['load']}", flush=True)
     for spec in args.nets:
@@ -185,7 +185,7 @@ def bench_net(args) -> dict:
                   f"{row['engine_visits_per_s']:8,.1f} visits/s | ratio {ratio:.2f} (rounds "
                   f"{', '.join(f'{x:.2f}' for x in ratios)}; per CPU-second {cpu_ratio:.2f}) | raw at {others}",
                   flush=True)
-    out["load_end"] = _load()
+    out["load_end"] = load_average()
     worst = min((r["ratio"] for r in out["results"]), default=None)
     if worst is not None:
         out["target"] = {"ratio": 0.9, "worst": worst, "met": worst >= 0.9}
@@ -194,12 +194,19 @@ def bench_net(args) -> dict:
     return out
 
 
-def _cpu_model() -> str:
-    from engine.lz_bench import _cpu_name
-    return _cpu_name()
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), else platform.processor()."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
 
 
-def _load() -> float:
+def load_average() -> float:
+    """The 1-minute load average, -1 when unknown."""
     try:
         return round(os.getloadavg()[0], 2)
     except OSError:
@@ -207,12 +214,43 @@ def _load() -> float:
 
 
 def bench_vs_leelaz(args) -> dict:
-    from engine.lz_bench import run_vs_leelaz
+    from tools.lz_bench import run_vs_leelaz        # imports torch: only this bench needs it
     return run_vs_leelaz(args)
 
 
+def raw_benchmark(model, size: int = 19, batch: int = 16, seconds: float = 3.0, dtype=None,
+                  device=None, threads: int | None = None, channels_last: bool = True) -> float:
+    """Network evaluations per second of the bare forward pass (no symmetry, no cache, input
+    already on the device, outputs synchronised) for ``batch`` random positions of ``size`` x
+    ``size``, measured for about ``seconds`` after two warm-up passes."""
+    import torch                                    # heavy: only the network benches need it
+    from engine.evaluator import TorchEvaluator
+
+    ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="none", cache_size=0,
+                        threads=threads, channels_last=channels_last)
+    gen = torch.Generator().manual_seed(0)
+    x = (torch.rand(batch, ev.planes, size, size, generator=gen) < 0.3).float().to(ev.device)
+
+    def sync() -> None:
+        if ev.device.type == "cuda":
+            torch.cuda.synchronize(ev.device)
+
+    for _ in range(2):
+        ev._infer(x)
+    sync()
+    start = time.perf_counter()
+    passes = 0
+    while True:
+        ev._infer(x)
+        passes += 1
+        sync()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return passes * batch / elapsed
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine.bench", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__)
     sub = ap.add_subparsers(dest="what", required=True)
     p = sub.add_parser("board", help="random playouts per second (one core)")
     p.add_argument("--sizes", type=int, nargs="+", default=[9, 19])

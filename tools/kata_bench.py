@@ -1,4 +1,4 @@
-"""KataGo nets against KataGo: ``python -m engine.kata_bench speed|strength``.
+"""KataGo nets against KataGo: ``python -m tools.kata_bench speed|strength``.
 
 ``speed``: our engine's search visits/s with a KataGo net (``--threads`` search threads, torch
 on one core each, fp32) against KataGo's CPU (Eigen) build on the same net and position, in
@@ -26,7 +26,13 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-COLUMNS = "ABCDEFGHJKLMNOPQRST"
+import torch
+
+from engine import coords, weights
+from engine.core import Game, Rules, color_name, parse_color
+from engine.evaluator import TorchEvaluator
+from engine.player import Player
+from train.gtp_client import GTPClient
 
 # Opening moves (GTP) giving a middle-game-like position to search from, per size.
 OPENINGS = {
@@ -37,23 +43,19 @@ OPENINGS = {
 
 
 def _moves(size: int, text: str) -> list[tuple[int, int]]:
+    """(colour, point) of an opening written ``B E5 W C4 ...``."""
     tok = text.split()
-    return [(1 if c == "B" else 2, (size - int(v[1:])) * size + COLUMNS.index(v[0])) for c, v in zip(tok[::2], tok[1::2])]
+    return [(parse_color(c), coords.from_gtp(v, size)) for c, v in zip(tok[::2], tok[1::2])]
 
 
 class OurEngine:
     def __init__(self, net: Path, threads: int, batch: int) -> None:
-        import torch
         torch.set_num_threads(1)
-        from engine import weights
-        from engine.evaluator import TorchEvaluator
-        from engine.player import Player
         model, _ = weights.load_any(net)
         self.evaluator = TorchEvaluator(model, dtype="fp32", symmetries="random", cache_size=0)
         self.player = Player(self.evaluator, batch=batch, threads=threads)
 
     def visits_per_second(self, size: int, visits: int) -> float:
-        from engine.core import Game, Rules
         game = Game(size, Rules.preset("chinese", komi=7.5))
         game.play_many(_moves(size, OPENINGS[size]))
         self.player.clear()
@@ -73,37 +75,21 @@ class KataGoSearch:
             f"ponderingEnabled = false\nnnCacheSizePowerOfTwo = 10\nmaxBoardSizeForNNBuffer = {size}\n"
             f"requireMaxBoardSize = true\nresignThreshold = -1.0\nnumEigenThreadsPerModel = {threads}\n")
         self.visits = visits
-        self.proc = subprocess.Popen([str(binary), "gtp", "-config", str(cfg), "-model", str(net)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, cwd=self.tmp.name)
-
-    def _ask(self, cmd: str) -> str:
-        self.proc.stdin.write(cmd + "\n")
-        self.proc.stdin.flush()
-        out = []
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError("katago died")
-            if not line.strip():
-                if out:
-                    return "\n".join(out)
-                continue
-            out.append(line.strip())
+        self.gtp = GTPClient([str(binary), "gtp", "-config", str(cfg), "-model", str(net)],
+                             default_timeout=600, label="katago", cwd=self.tmp.name)
 
     def visits_per_second(self, size: int, visits: int) -> float:
-        self._ask(f"boardsize {size}")
-        self._ask("clear_board")
+        self.gtp.send(f"boardsize {size}")
+        self.gtp.send("clear_board")
         for color, point in _moves(size, OPENINGS[size]):
-            self._ask(f"play {'b' if color == 1 else 'w'} {COLUMNS[point % size]}{size - point // size}")
-        self._ask("clear_cache")
+            self.gtp.send(f"play {color_name(color)} {coords.to_gtp(point, size)}")
+        self.gtp.send("clear_cache")
         t0 = time.perf_counter()
-        self._ask("genmove b")
+        self.gtp.send("genmove b")
         return self.visits / (time.perf_counter() - t0)
 
     def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
+        self.gtp.close()
         self.tmp.cleanup()
 
 
@@ -181,7 +167,7 @@ def bench_strength(args) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m engine.kata_bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m tools.kata_bench", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("speed")
     s.add_argument("--net", type=Path, required=True)
