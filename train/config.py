@@ -18,9 +18,12 @@ config cannot drift apart.  Defaults suit 9x9 on a laptop CPU:
 from __future__ import annotations
 
 import argparse
+import ctypes
 import dataclasses
 import math
+import os
 import re
+import signal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,7 +263,6 @@ ASYNC_SHARES = {"az": {"selfplay": 0.5, "train": 0.5},
 
 
 def _cores() -> list[int]:
-    import os
     try:
         return sorted(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover
@@ -287,7 +289,6 @@ def stage_cpus(cfg: RunConfig, stage: str, cores: list[int] | None = None) -> li
 
 def pin_stage(cfg: RunConfig, stage: str) -> list[int] | None:
     """Pins this process to ``stage_cpus`` (if any); returns them."""
-    import os
     cpus = stage_cpus(cfg, stage)
     if cpus is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, cpus)
@@ -322,9 +323,6 @@ def die_with_parent(parent_pid: int | None) -> None:
     """Makes the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
     a kill -9 of ``train.loop`` takes its stages with it; exits at once if the parent is
     already gone.  Elsewhere stages notice through :class:`StopFlag` polling ``getppid``."""
-    import ctypes
-    import os
-    import signal
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)     # 1 = PR_SET_PDEATHSIG
@@ -339,8 +337,6 @@ class StopFlag:
     reports a dead parent.  Stages poll it between units of work."""
 
     def __init__(self, parent_pid: int | None = None):
-        import os
-        import signal
         self.now = False
         self.drain = False
         self.parent_pid = parent_pid

@@ -64,9 +64,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import torch
 
 from engine.core import BLACK, WHITE, Rules
+from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
+from train.records import write_sgf
+from train.rundir import RunDir
+from train.selfplay import make_agent
 from train.stats import SprtResult, elo_difference, sprt
 
 PROMOTE, REJECT, CONTINUE = "promote", "reject", "continue"
@@ -89,7 +94,7 @@ class GateRule:
     beta: float = 0.05
 
     @classmethod
-    def from_config(cls, cfg: Any) -> "GateRule":
+    def from_config(cls, cfg: RunConfig) -> "GateRule":
         return cls(cfg.gate_threshold, cfg.gate_games, cfg.gate_elo0, cfg.gate_elo1, cfg.gate_alpha,
                    cfg.gate_beta)
 
@@ -415,14 +420,14 @@ class GateMatch:
 # The stage: gating checkpoints of a run directory
 
 
-def gate_settings(cfg: Any) -> PlaySettings:
+def gate_settings(cfg: RunConfig) -> PlaySettings:
     resign = cfg.gate_resign_threshold if cfg.gate_resign_threshold > -1.0 else None
     return PlaySettings(visits=cfg.gate_visits or cfg.visits, temperature_moves=cfg.gate_temperature_plies(),
                         temperature=cfg.gate_temperature, noise_epsilon=0.0, resign_threshold=resign,
                         max_moves=cfg.move_cap(), record_policy=False)
 
 
-def pick_candidate(rd: Any) -> tuple[int, Path] | None:
+def pick_candidate(rd: RunDir) -> tuple[int, Path] | None:
     """Async pipeline: the newest checkpoint newer than the best, unless already decided."""
     latest, best = rd.latest_model(), rd.best_model()
     if latest is None or best is None or latest[0] <= best[0]:
@@ -432,7 +437,7 @@ def pick_candidate(rd: Any) -> tuple[int, Path] | None:
     return latest
 
 
-def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Callable[[], bool] | None = None,
+def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, stop: Callable[[], bool] | None = None,
                    generation: int | None = None, device: str | None = None,
                    step_hook: Callable[[int, GamePool], None] | None = None,
                    make_match: Callable[..., GateMatch] | None = None) -> dict[str, Any] | None:
@@ -441,9 +446,6 @@ def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Call
     ``stop()`` interrupted the match.  ``make_match(candidate, best, *args, **kwargs)`` builds
     the match instead of ``GateMatch(*args, **kwargs)`` (Ray: gating workers on other machines,
     :class:`train.ray_cluster.RemoteGateMatch`)."""
-    from train.records import write_sgf
-    from train.selfplay import make_agent
-
     best = rd.best_model()
     cand_id, best_id = rd.model_id(candidate[1]), rd.model_id(best[1])
     written = candidate[1].stat().st_mtime
@@ -479,7 +481,7 @@ def gate_candidate(rd: Any, cfg: Any, candidate: tuple[int, Path], *, stop: Call
     return rec
 
 
-def next_candidate(rd: Any, phase: dict[str, Any] | None) -> tuple[tuple[int, Path] | None, int | None]:
+def next_candidate(rd: RunDir, phase: dict[str, Any] | None) -> tuple[tuple[int, Path] | None, int | None]:
     """(candidate to gate now or None, its sync generation): async pipeline (``phase`` None):
     :func:`pick_candidate`; sync: the undecided candidate the "gate" phase names."""
     if phase is None:
@@ -494,11 +496,6 @@ def next_candidate(rd: Any, phase: dict[str, Any] | None) -> tuple[tuple[int, Pa
 def run(run_dir: str, parent_pid: int | None = None) -> int:
     """The gating stage (see the module docstring).  SIGTERM: abandon the match and exit;
     SIGUSR1: exit once nothing is left to gate."""
-    import torch
-
-    from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
-    from train.rundir import RunDir
-
     die_with_parent(parent_pid)
     stop = StopFlag(parent_pid)
     rd = RunDir(run_dir)

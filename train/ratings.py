@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from engine import sgf, weights
 from train.rundir import RunDir, atomic_write_json
 from train.stats import bradley_terry
 
@@ -111,8 +112,6 @@ def _results_games(path: Path, doc: dict[str, Any]) -> tuple[list[RatedGame], se
 def collect_games(run_dir: str | os.PathLike) -> tuple[list[RatedGame], dict[str, int]]:
     """Every rateable game under ``run_dir`` (see the module docstring) and counts of the files
     used: ``{"results": ..., "sgf": ..., "skipped_sgf": ...}``."""
-    from engine import sgf
-
     rd = RunDir(run_dir)
     skip = {rd.sgf, rd.games, rd.models, rd.logs, rd.plots}
     games: list[RatedGame] = []
@@ -150,8 +149,6 @@ def collect_games(run_dir: str | os.PathLike) -> tuple[list[RatedGame], dict[str
 
 def _checkpoint_time(path: Path) -> float | None:
     """Unix time a checkpoint was written: its ``created`` metadata, else the file's mtime."""
-    from engine import weights
-
     try:
         created = weights.read_meta(path).get("created")
         if created:

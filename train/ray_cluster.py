@@ -42,24 +42,7 @@ again from scratch, which keeps the decision unbiased).  Inside the gate the mat
 :class:`train.gating.GateMatch`: results counted in start order, a dead gating thread's games
 declared lost and replaced.
 
-**Throughput**: self-play games/hour with 1, 2, 4 self-play actors on a local Ray cluster
-(``train.loop --selfplay-only --ray local --ray-cpus 4``, one torch thread per actor; 5x5, komi
-2.5, a random 1x8 net, 16 visits, 8 games in flight per actor, batch 32; 60 s of wall time per
-row, which includes starting the actors)::
-
-    python -m train.ray_cluster bench --workers 1 2 4 --seconds 60
-
-    self-play actors   games in ~62 s   games/hour
-    1                  386              22 228
-    2                  740              42 239
-    4                  321              18 425
-
-Measured on a 2-core machine that was also running another training run and tests (load average
-~11): 1 -> 2 actors scales (x1.9), 4 actors on 2 cores cannot; they oversubscribe the cores
-and each actor's start-up (a Python process importing torch) eats into the minute.  An earlier
-pass of the same command, with a test suite running alongside, gave 20 351 / 11 146 / 15 928:
-read the numbers as "the plumbing does not limit throughput at this scale", not as a benchmark.
-Ray's ``--ray-cpus`` are logical: it lets 4 actors be scheduled on 2 cores.
+Throughput with 1, 2, 4 actors: ``python -m tools.ray_bench`` (figures in README.md).
 """
 from __future__ import annotations
 
@@ -71,19 +54,30 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import torch
+
+from engine.core import Rules
 from train.config import RunConfig
+from train.gating import GateMatch, GateRule, candidate_score, gate_candidate, gate_settings, next_candidate
+from train.pool import GamePool
+from train.records import write_npz, write_sgf
+from train.report import format_summary
 from train.rundir import GameName, MetricsTail, RunDir, atomic_write
+from train.selfplay import SelfPlayWorker, make_agent
+from train.supervisor import Budget, Progress, Stage, SyncPipeline, finish_run, stages_for
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def ray_available() -> bool:
     try:
-        import ray  # noqa: F401
+        import ray  # noqa: F401  (lazy: ray is optional and slow to import)
     except ImportError:
         return False
     return True
@@ -138,7 +132,7 @@ def options_from_namespace(a: argparse.Namespace) -> RayOptions:
 def init_ray(opts: RayOptions) -> bool:
     """Connects to (or starts) the cluster; returns whether this call initialised Ray (and so
     must shut it down)."""
-    import ray
+    import ray  # lazy: ray is optional and slow to import
     if ray.is_initialized():
         return False
     env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}}
@@ -154,29 +148,24 @@ def init_ray(opts: RayOptions) -> bool:
 # Actors
 
 
-def _selfplay_worker_class():
-    from train.selfplay import SelfPlayWorker
+class ActorWorker(SelfPlayWorker):
+    """A SelfPlayWorker whose finished games are handed back instead of written, and whose
+    new games are limited by the quota the driver grants."""
 
-    class ActorWorker(SelfPlayWorker):
-        """A SelfPlayWorker whose finished games are handed back instead of written, and whose
-        new games are limited by the quota the driver grants."""
+    quota: int | None = None
 
-        quota: int | None = None
+    def _next_game(self, slot):
+        if self.quota is not None and self.quota <= 0:
+            return None
+        spec = super()._next_game(slot)
+        if spec is not None and self.quota is not None:
+            self.quota -= 1
+        return spec
 
-        def _next_game(self, slot):
-            if self.quota is not None and self.quota <= 0:
-                return None
-            spec = super()._next_game(slot)
-            if spec is not None and self.quota is not None:
-                self.quota -= 1
-            return spec
-
-        def write(self, fg):
-            rec = fg.record()      # the driver writes it; this actor only counts it
-            self.account(rec)
-            return rec
-
-    return ActorWorker
+    def write(self, fg):
+        rec = fg.record()      # the driver writes it; this actor only counts it
+        self.account(rec)
+        return rec
 
 
 @dataclass
@@ -192,14 +181,13 @@ class SelfPlayActor:
     """A self-play worker anywhere in the cluster (see the module docstring)."""
 
     def __init__(self, cfg: dict[str, Any], worker: int, model: ModelMsg, data: bytes, threads: int = 1):
-        import torch
         torch.set_num_threads(max(1, int(threads)))
         self.cfg = RunConfig.from_dict(cfg)
         self.scratch = Path(tempfile.mkdtemp(prefix=f"goengine-selfplay-w{worker:02d}-"))
         self.rd = RunDir(self.scratch).create()
         self.rd.write_config(cfg)
         self._install(model, data)
-        self.w = _selfplay_worker_class()(self.rd, self.cfg, worker)
+        self.w = ActorWorker(self.rd, self.cfg, worker)
         self.mark = self.w.mark()
 
     def _install(self, model: ModelMsg, data: bytes) -> None:
@@ -251,7 +239,6 @@ class StageActor:
     node; the program dies with the actor (``--parent-pid`` + PR_SET_PDEATHSIG)."""
 
     def __init__(self, name: str, role: str, module: str, args: list[str], run_dir: str):
-        from train.loop import Stage
         self.rd = RunDir(run_dir)
         self.stage = Stage(name, role, module, list(args))
         self.stage.start(self.rd)
@@ -280,14 +267,6 @@ class GateActor:
 
     def __init__(self, cfg: dict[str, Any], cand: ModelMsg, cand_data: bytes, best: ModelMsg, best_data: bytes,
                  slots: int, match_seed: int, agent_seeds: tuple[int, int], threads: int = 1):
-        from collections import deque
-
-        import torch
-
-        from engine.core import Rules
-        from train.gating import GateMatch, GateRule, gate_settings
-        from train.pool import GamePool
-        from train.selfplay import make_agent
         torch.set_num_threads(max(1, int(threads)))
         self.cfg = c = RunConfig.from_dict(cfg)
         self.scratch = Path(tempfile.mkdtemp(prefix="goengine-gate-"))
@@ -311,7 +290,6 @@ class GateActor:
     def play(self, new: list[int], lost: list[int], seconds: float) -> list[tuple[int, float, Any]]:
         """Starts games ``new``, abandons ``lost`` ones, plays for ``seconds``; returns
         (index, candidate's score, GameRecord) of the games that finished."""
-        from train.gating import candidate_score
         self.queue.extend(new)
         gone = set(lost)
         for slot in self.pool.active():
@@ -341,80 +319,74 @@ class _Returned:
         return self._rec
 
 
-def _remote_gate_match_class():
-    from train.gating import GateMatch
+class RemoteGateMatch(GateMatch):
+    """:class:`train.gating.GateMatch` whose worker threads drive :class:`GateActor`\\ s
+    instead of local pools: the coordinator (start order, deadlines, lost games, the rule)
+    stays in the driver, unchanged.  An actor that dies is replaced; every game it was
+    playing is declared lost (``GateCoordinator.worker_died``) and replayed by the slack."""
 
-    class RemoteGateMatch(GateMatch):
-        """:class:`train.gating.GateMatch` whose worker threads drive :class:`GateActor`\\ s
-        instead of local pools: the coordinator (start order, deadlines, lost games, the rule)
-        stays in the driver, unchanged.  An actor that dies is replaced; every game it was
-        playing is declared lost (``GateCoordinator.worker_died``) and replayed by the slack."""
+    def __init__(self, sup: "RaySupervisor", candidate: tuple[int, Path], best: tuple[int, Path],
+                 *args: Any, **kwargs: Any):
+        kwargs["workers"] = max(1, sup.opts.gate_actors)
+        kwargs["slots"] = max(kwargs.get("slots", 32), kwargs["workers"])
+        super().__init__(*args, **kwargs)
+        import ray  # lazy: ray is optional and slow to import
+        self.sup = sup
+        self.models = []
+        for step, path in (candidate, best):
+            self.models.append((ModelMsg(step, path.stat().st_mtime), ray.put(path.read_bytes())))
+        self.replaced = 0
 
-        def __init__(self, sup: "RaySupervisor", candidate: tuple[int, Path], best: tuple[int, Path],
-                     *args: Any, **kwargs: Any):
-            kwargs["workers"] = max(1, sup.opts.gate_actors)
-            kwargs["slots"] = max(kwargs.get("slots", 32), kwargs["workers"])
-            super().__init__(*args, **kwargs)
-            import ray
-            self.sup = sup
-            self.models = []
-            for step, path in (candidate, best):
-                self.models.append((ModelMsg(step, path.stat().st_mtime), ray.put(path.read_bytes())))
-            self.replaced = 0
+    def _actor(self, w: int) -> Any:
+        import ray  # lazy: ray is optional and slow to import
+        o, cfg = self.sup.opts, self.sup.cfg
+        seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
+        name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
+        cls = ray.remote(GateActor).options(name=name, num_cpus=o.gate_cpus, num_gpus=o.gate_gpus,
+                                            max_restarts=0)
+        return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
+                          self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
+                          max(1, int(o.gate_cpus)))
 
-        def _actor(self, w: int) -> Any:
-            import ray
-            import numpy as np
-            o, cfg = self.sup.opts, self.sup.cfg
-            seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
-            name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
-            cls = ray.remote(GateActor).options(name=name, num_cpus=o.gate_cpus, num_gpus=o.gate_gpus,
-                                                max_restarts=0)
-            return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
-                              self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
-                              max(1, int(o.gate_cpus)))
-
-        def _work(self, w: int) -> None:
-            import ray
-            from ray.exceptions import RayActorError
-            coord = self.coordinator
-            actor, mine = None, set()
-            try:
-                while not self._done.is_set():
-                    if actor is None:
-                        actor = self._actor(w)
-                    new = []
-                    while len(mine) + len(new) < self.slots[w]:
-                        index = coord.claim(w)
-                        if index is None:
-                            break
-                        new.append(index)
-                    lost = coord.lost_games(w) & mine
-                    try:
-                        results = ray.get(actor.play.remote(new, sorted(lost), self.sup.opts.slice_s))
-                    except RayActorError:
-                        gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
-                        self.replaced += 1
-                        self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
-                                                    "candidate_step": self.models[0][0].step,
-                                                    "lost_games": len(gone)})
-                        actor, mine = None, set()
-                        continue
-                    mine = (mine | set(new)) - lost
-                    for index, score, rec in results:
-                        mine.discard(index)
-                        counted = coord.report(index, score)
-                        with self._count_lock:
-                            self.finished_games += 1
-                        if self.on_game is not None:
-                            self.on_game(index, _Returned(rec), counted)
-                    if not new and not mine:
-                        time.sleep(self.poll_s)
-            finally:
-                if actor is not None:
-                    ray.kill(actor)
-
-    return RemoteGateMatch
+    def _work(self, w: int) -> None:
+        import ray  # lazy: ray is optional and slow to import
+        from ray.exceptions import RayActorError  # lazy, as ray
+        coord = self.coordinator
+        actor, mine = None, set()
+        try:
+            while not self._done.is_set():
+                if actor is None:
+                    actor = self._actor(w)
+                new = []
+                while len(mine) + len(new) < self.slots[w]:
+                    index = coord.claim(w)
+                    if index is None:
+                        break
+                    new.append(index)
+                lost = coord.lost_games(w) & mine
+                try:
+                    results = ray.get(actor.play.remote(new, sorted(lost), self.sup.opts.slice_s))
+                except RayActorError:
+                    gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
+                    self.replaced += 1
+                    self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
+                                                "candidate_step": self.models[0][0].step,
+                                                "lost_games": len(gone)})
+                    actor, mine = None, set()
+                    continue
+                mine = (mine | set(new)) - lost
+                for index, score, rec in results:
+                    mine.discard(index)
+                    counted = coord.report(index, score)
+                    with self._count_lock:
+                        self.finished_games += 1
+                    if self.on_game is not None:
+                        self.on_game(index, _Returned(rec), counted)
+                if not new and not mine:
+                    time.sleep(self.poll_s)
+        finally:
+            if actor is not None:
+                ray.kill(actor)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,7 +433,7 @@ class _StageSlot:
 class RaySupervisor:
     """The driver of a Ray run (see the module docstring); :meth:`run` returns an exit status."""
 
-    def __init__(self, rd: RunDir, cfg: RunConfig, budget: Any, opts: RayOptions, progress: bool = True,
+    def __init__(self, rd: RunDir, cfg: RunConfig, budget: Budget, opts: RayOptions, progress: bool = True,
                  selfplay_only: bool = False, poll_s: float = 0.1, stop_grace_s: float = 120.0):
         self.rd, self.cfg, self.budget, self.opts = rd, cfg, budget, opts
         self.progress, self.selfplay_only = progress, selfplay_only
@@ -478,7 +450,7 @@ class RaySupervisor:
 
     # -- actors -------------------------------------------------------------------------------
     def _refresh_model(self) -> bool:
-        import ray
+        import ray  # lazy: ray is optional and slow to import
         sp = self.rd.selfplay_model(self.cfg.mode)
         if sp is None or (self.model is not None and sp[0] <= self.model[0].step):
             return False
@@ -491,7 +463,7 @@ class RaySupervisor:
         return True
 
     def _start_selfplay(self, slot: _Slot) -> None:
-        import ray
+        import ray  # lazy: ray is optional and slow to import
         assert self.model is not None
         threads = max(1, int(self.opts.selfplay_cpus)) if not self.cfg.selfplay_threads else self.cfg.selfplay_threads
         cls = ray.remote(SelfPlayActor).options(name=slot.name, num_cpus=self.opts.selfplay_cpus,
@@ -500,12 +472,12 @@ class RaySupervisor:
         slot.pending, slot.granted, slot.in_flight = None, 0, 0
 
     def _start_stage(self, st: _StageSlot) -> None:
-        import ray
+        import ray  # lazy: ray is optional and slow to import
         opts: dict[str, Any] = {"num_cpus": self.opts.trainer_cpus if st.role == "trainer" else self.opts.gate_cpus,
                                 "num_gpus": self.opts.trainer_gpus if st.role == "trainer" else self.opts.gate_gpus,
                                 "max_restarts": 0}
         if not self.opts.shared_run_dir:
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # lazy, as ray
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
                 node_id=ray.get_runtime_context().get_node_id(), soft=False)
         st.actor = ray.remote(StageActor).options(**opts).remote(st.name, st.role, st.module, st.args,
@@ -539,7 +511,6 @@ class RaySupervisor:
         return min(limits) if limits else None
 
     def _write(self, slot: _Slot, result: dict[str, Any]) -> None:
-        from train.records import write_npz, write_sgf
         for rec in result["games"]:
             name = GameName(slot.seq, slot.worker)
             npz, sgf = self.rd.game_paths(name)
@@ -565,8 +536,8 @@ class RaySupervisor:
 
     def _pump_selfplay(self, phase: dict[str, Any] | None, wait_s: float) -> None:
         """Collects finished calls (writing their games), replaces dead actors, starts calls."""
-        import ray
-        from ray.exceptions import RayActorError, RayTaskError
+        import ray  # lazy: ray is optional and slow to import
+        from ray.exceptions import RayActorError, RayTaskError  # lazy, as ray
         pending = [s.pending for s in self.slots if s.pending is not None]
         ready = set()
         if pending:
@@ -610,14 +581,16 @@ class RaySupervisor:
     def _poll_stages(self) -> list[_StageSlot]:
         """Updates the stages' exit codes; restarts a stage whose actor died; returns the stages
         that failed (exit status other than 0 when not asked to stop)."""
-        import ray
-        from ray.exceptions import RayActorError
+        import ray  # lazy: ray is optional and slow to import
+        from ray.exceptions import RayActorError  # lazy, as ray
         failed = []
         for st in self.stages:
             if st.exit is not None:
                 continue
             try:
                 st.exit = ray.get(st.actor.poll.remote(), timeout=30)
+            except ray.exceptions.GetTimeoutError:
+                continue                # an actor still starting (importing torch on a busy node)
             except RayActorError:
                 if st.stopping:
                     st.exit = -signal.SIGKILL
@@ -634,8 +607,6 @@ class RaySupervisor:
     def _gate_loop(self) -> None:
         """--ray-gate-actors: the gate stage's loop (:func:`train.gating.next_candidate`,
         :func:`train.gating.gate_candidate`) in a driver thread, its games on remote actors."""
-        from train.gating import gate_candidate, next_candidate
-        cls = _remote_gate_match_class()
         try:
             while not self._gate_stop.is_set():
                 candidate, generation = next_candidate(self.rd, self.rd.read_pipeline())
@@ -643,7 +614,7 @@ class RaySupervisor:
                     self._gate_stop.wait(0.1)
                     continue
                 gate_candidate(self.rd, self.cfg, candidate, stop=self._gate_stop.is_set, generation=generation,
-                               make_match=lambda c, b, *a, **k: cls(self, c, b, *a, **k))
+                               make_match=lambda c, b, *a, **k: RemoteGateMatch(self, c, b, *a, **k))
         except BaseException as exc:          # reported by the supervisor as a failed stage
             self.gate_error = f"{type(exc).__name__}: {exc}"
 
@@ -655,9 +626,7 @@ class RaySupervisor:
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> int:
-        import ray
-        from train.loop import Progress, SyncPipeline, finish_run, stages_for
-        from train.report import format_summary
+        import ray  # lazy: ray is optional and slow to import
 
         started_ray = init_ray(self.opts)
         rd, cfg, budget = self.rd, self.cfg, self.budget
@@ -775,8 +744,8 @@ class RaySupervisor:
 
     def _shutdown(self) -> None:
         """Stops self-play (games in flight abandoned, final metrics written), then the stages."""
-        import ray
-        from ray.exceptions import RayActorError, RayTaskError
+        import ray  # lazy: ray is optional and slow to import
+        from ray.exceptions import RayActorError, RayTaskError  # lazy, as ray
         for slot in self.slots:          # finish the calls under way: their games are kept
             if slot.pending is not None:
                 try:
@@ -803,57 +772,10 @@ class RaySupervisor:
                     st.exit = -signal.SIGKILL
 
 
-def supervise_ray(rd: RunDir, cfg: RunConfig, budget: Any, opts: RayOptions, progress: bool = True,
+def supervise_ray(rd: RunDir, cfg: RunConfig, budget: Budget, opts: RayOptions, progress: bool = True,
                   selfplay_only: bool = False) -> int:
     """:func:`train.loop.supervise` on a Ray cluster; returns the exit status.  ValueError when
     Ray is not installed."""
     if not ray_available():
         raise ValueError("--ray needs Ray: pip install 'ray>=2.9' (or pip install -e .[cluster])")
     return RaySupervisor(rd, cfg, budget, opts, progress, selfplay_only).run()
-
-
-# ---------------------------------------------------------------------------------------------
-# Throughput with 1, 2, 4 self-play actors
-
-
-def bench(workers: list[int], seconds: float, extra: list[str], ray_cpus: int | None, root: str) -> list[dict[str, Any]]:
-    """One self-play-only loop per number of actors on a local Ray cluster; their summaries."""
-    from train.loop import main as loop_main
-    out = []
-    for n in workers:
-        run_dir = Path(root) / f"ray-bench-{n}"
-        shutil.rmtree(run_dir, ignore_errors=True)
-        args = ["--run-dir", str(run_dir), "--selfplay-only", "--budget", f"{seconds:g}s", "--quiet",
-                "--selfplay-workers", str(n), "--ray", "local", *extra]
-        if ray_cpus:
-            args += ["--ray-cpus", str(ray_cpus)]
-        loop_main(args)
-        s = [r for r in RunDir(run_dir).read_metrics("loop") if r.get("event") == "summary"][-1]
-        out.append({"actors": n, "games": s["games"], "seconds": s["seconds"],
-                    "games_per_hour": s["games_per_hour"], "positions_per_hour": s["positions_per_hour"]})
-        print(f"{n} actors: {s['games']} games in {s['seconds']:.0f} s = {s['games_per_hour']:.0f} games/h", flush=True)
-    return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.ray_cluster bench",
-                                 description="Self-play games/hour with 1, 2, 4 Ray actors on a local Ray "
-                                             "cluster (train.loop --selfplay-only --ray local).")
-    ap.add_argument("cmd", choices=["bench"])
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--ray-cpus", type=int, default=4, help="logical CPUs of the local cluster")
-    ap.add_argument("--root", default=tempfile.gettempdir())
-    a, extra = ap.parse_known_args(argv)
-    if not extra:
-        extra = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "16",
-                 "--parallel-games", "8", "--batch", "32", "--threads", "1", "--metrics-every", "5"]
-    rows = bench(a.workers, a.seconds, extra, a.ray_cpus, a.root)
-    print("| self-play actors | games | seconds | games/hour |\n|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['actors']} | {r['games']} | {r['seconds']:.0f} | {r['games_per_hour']:.0f} |")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

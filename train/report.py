@@ -185,9 +185,9 @@ def write_plots(records: list[dict[str, Any]], out_dir: Path,
                 ratings: dict | None = None) -> list[Path]:
     """Writes the PNG plots that the records (and ``ratings.json`` from ``python -m
     train.ratings``, when given) allow; returns their paths."""
-    import matplotlib
+    import matplotlib  # lazy: slow to import, only plots need it
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy, as matplotlib
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -273,9 +273,9 @@ def plot_ladder(doc: dict[str, Any], path: Path, label: str | None = None,
     """The strength ladder (``train.ladder``'s document) as a PNG: Elo with 95% intervals
     against CPU-hours and against self-play games, GNU Go levels as horizontal lines.
     ``others`` adds more runs' ladders ``(label, doc)`` to the same axes (comparisons)."""
-    import matplotlib
+    import matplotlib  # lazy: slow to import, only plots need it
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy, as matplotlib
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import numpy as np
+
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
 
 MODEL_RE = re.compile(r"^model-(\d{7,})\.pt$")
@@ -373,7 +375,6 @@ class MetricsTail:
 
 def _json_default(obj: Any) -> Any:
     try:
-        import numpy as np
         if isinstance(obj, np.generic):
             return obj.item()
         if isinstance(obj, np.ndarray):
