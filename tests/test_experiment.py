@@ -1,4 +1,4 @@
-"""The pipelines experiment's pieces (train.experiment) and the async shares of the machine
+"""The pipelines experiment's pieces (tools.experiment) and the async shares of the machine
 (train.config.stage_cpus), without running the six loops."""
 import argparse
 
@@ -8,7 +8,7 @@ import torch
 from engine import weights
 from engine.network import NetConfig
 from train.config import RunConfig, stage_cpus, stage_threads
-from train.experiment import BASELINE, COMBOS, build_rows, format_rows, passthrough_args, round_robin, write_chart
+from tools.experiment import BASELINE, COMBOS, build_rows, format_rows, passthrough_args, round_robin, write_chart
 from train.stats import bradley_terry
 
 

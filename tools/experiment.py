@@ -1,9 +1,9 @@
-"""``python -m train.experiment pipelines``: what gating and the pipeline design cost self-play.
+"""``python -m tools.experiment pipelines``: what gating and the pipeline design cost self-play.
 
-    python -m train.experiment pipelines --exp-dir runs/pipelines --board-size 9 --budget 30m
-    python -m train.experiment pipelines --exp-dir runs/pipelines --board-size 9 --budget 30m \\
+    python -m tools.experiment pipelines --exp-dir runs/pipelines --board-size 9 --budget 30m
+    python -m tools.experiment pipelines --exp-dir runs/pipelines --board-size 9 --budget 30m \\
         --device cuda --parallel-games 256 --batch 1024            # a GPU machine: same command
-    python -m train.experiment pipelines --exp-dir runs/pipelines --budget 30m --selfplay-only
+    python -m tools.experiment pipelines --exp-dir runs/pipelines --budget 30m --selfplay-only
 
 Runs ``python -m train.loop`` (``--mode agz`` unless ``--mode`` says otherwise) once per
 combination of ``--pipeline`` {sync, async} x ``--on-new-model`` {discard, finish, switch}, one
@@ -47,8 +47,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from train.config import RunConfig, add_arguments
+import torch
+
+from engine.core import BLACK, WHITE, Rules
+from train.config import RunConfig, add_arguments, stage_threads
+from train.gating import gate_settings
+from train.pool import GamePool, GameSpec
 from train.rundir import RunDir
+from train.selfplay import make_agent
+from train.stats import bradley_terry
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PIPELINES = ("sync", "async")
@@ -128,10 +135,6 @@ def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, v
     """Every pair of ``players`` (name -> checkpoint) plays ``games_per_pair`` games, colours
     alternating, all through one GamePool (one forward pass per network per step); returns
     [(first, second, score of first)]."""
-    from engine.core import BLACK, WHITE, Rules
-    from train.gating import gate_settings
-    from train.pool import GamePool, GameSpec
-    from train.selfplay import make_agent
 
     device = cfg.gate_device or cfg.device
     agents = {name: make_agent(path, cfg, seed=seed + i, device=device) for i, (name, path) in enumerate(players.items())}
@@ -227,9 +230,9 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
 
 
 def write_chart(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
+    import matplotlib  # lazy: slow to import, only plots need it
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy, as matplotlib
 
     runs = [r for r in rows if r["run"] != BASELINE]
     base = next((r for r in rows if r["run"] == BASELINE), None)
@@ -273,7 +276,7 @@ def write_chart(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def pipelines(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.experiment pipelines",
+    ap = argparse.ArgumentParser(prog="python -m tools.experiment pipelines",
                                  description=__doc__.split("Prints one table")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--exp-dir", required=True, help="experiment directory (one run directory per combination)")
@@ -321,10 +324,6 @@ def pipelines(argv: list[str]) -> int:
     ratings: dict[str, Any] = {}
     combos = [n for n in COMBOS if n in summaries]
     if a.rr_games > 0 and len(combos) >= 1:
-        import torch
-
-        from train.config import stage_threads
-        from train.stats import bradley_terry
         first = RunDir(exp_dir / combos[0])
         cfg = RunConfig.from_dict(first.read_config())
         torch.set_num_threads(stage_threads(cfg, "gate"))
@@ -368,12 +367,12 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__)
         return 0 if argv else 2
     if argv[0] != "pipelines":
-        print(f"python -m train.experiment: unknown experiment {argv[0]!r} (known: pipelines)", file=sys.stderr)
+        print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: pipelines)", file=sys.stderr)
         return 2
     try:
         return pipelines(argv[1:])
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
-        print(f"train.experiment: error: {exc}", file=sys.stderr)
+        print(f"tools.experiment: error: {exc}", file=sys.stderr)
         return 1
 
 
