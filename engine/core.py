@@ -13,6 +13,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine._core import ffi, lib
+from engine.buffers import check_buffer
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules
 
@@ -155,6 +156,36 @@ class Game:
         self._check_point(point)
         return lib.game_group_libs(self._ptr, point)
 
+    def chains(self) -> list[tuple[int, list[int]]]:
+        """(colour, ascending points) of every chain of stones, ordered by their first point."""
+        label = np.zeros(self.size * self.size, np.int16)
+        lib.game_chains(self._ptr, ffi.from_buffer("int16_t[]", label))
+        stones = self.stones().ravel()
+        members: dict[int, list[int]] = {}
+        for p in np.flatnonzero(label >= 0):
+            members.setdefault(int(label[p]), []).append(int(p))
+        return [(int(stones[first]), pts) for first, pts in members.items()]
+
+    def chain_liberties(self, point: int) -> list[int]:
+        """Ascending liberties of the chain on ``point`` ([] for an empty point)."""
+        point = self._check_point(point)
+        libs = np.zeros(self.size * self.size, np.int16)
+        k = lib.game_chain_liberties(self._ptr, point, ffi.from_buffer("int16_t[]", libs))
+        return [int(p) for p in libs[:k]]
+
+    def eyes(self, color: int) -> np.ndarray:
+        """Bool [N*N]: empty points that are ``color``'s eyes (see src_c/chains.h)."""
+        mask = np.zeros(self.size * self.size, np.uint8)
+        lib.game_eyes(self._ptr, _check_color(color), ffi.from_buffer("uint8_t[]", mask))
+        return mask.astype(bool)
+
+    def floating_stones(self) -> np.ndarray:
+        """Bool [N*N]: stones floating in an area the other colour encloses (see
+        src_c/chains.h, game_floating): a finished game's dead stones."""
+        dead = np.zeros(self.size * self.size, np.uint8)
+        lib.game_floating(self._ptr, ffi.from_buffer("uint8_t[]", dead))
+        return dead.astype(bool)
+
     def _check_point(self, point: int) -> int:
         if not isinstance(point, (int, np.integer)) or not 0 <= int(point) <= self.size * self.size:
             raise ValueError(f"point {point!r} is not on a {self.size}x{self.size} board")
@@ -282,18 +313,11 @@ class Game:
         return "0"
 
     def __str__(self) -> str:
-        stones = self.stones()
-        letters = " ".join(GTP_LETTERS[: self.size])
-        rows = [f"   {letters}"]
-        for r in range(self.size):
-            cells = []
-            for c in range(self.size):
-                ch = ".XO"[stones[r, c]]
-                cells.append(ch)
-            line = " ".join(cells)
-            rows.append(f"{self.size - r:2d} {line} {self.size - r:2d}")
-        rows.append(f"   {letters}")
-        return "\n".join(rows)
+        n = self.size
+        letters = "   " + " ".join(GTP_LETTERS[:n])
+        rows = [" ".join(".XO"[c] for c in row) for row in self.stones()]
+        return "\n".join([letters, *(f"{n - r:2d} {line} {n - r:2d}" for r, line in enumerate(rows)),
+                          letters])
 
 
 def board_from_ascii(diagram: str, rules: Rules | None = None, to_move: int = BLACK) -> Game:
@@ -515,19 +539,19 @@ class Search:
         return int(lib.search_set_root_targets(self._ptr, ffi.from_buffer("int32_t[]", moves),
                                                ffi.from_buffer("int32_t[]", counts), len(moves)))
 
+    def _root_children(self) -> tuple[np.ndarray, ...]:
+        """Root children in edge order: moves, visits, Q, priors, LCBs (see root_arrays)."""
+        cap = self.size * self.size + 1
+        arrays = [np.zeros(cap, np.int32), np.zeros(cap, np.int32)] + [np.zeros(cap, np.float32)
+                                                                       for _ in range(3)]
+        k = lib.search_root_children(self._ptr, *(ffi.from_buffer("int32_t[]", a) for a in arrays[:2]),
+                                     *(ffi.from_buffer("float[]", a) for a in arrays[2:]), cap)
+        return tuple(a[:k] for a in arrays)
+
     def root_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Root children as arrays in edge order: compact moves, visits, Q (mover's view,
         -1..1, 0 when unvisited) and priors (empty before the root is expanded)."""
-        cap = self.size * self.size + 1
-        moves = np.zeros(cap, np.int32)
-        visits = np.zeros(cap, np.int32)
-        q = np.zeros(cap, np.float32)
-        prior = np.zeros(cap, np.float32)
-        lcb = np.zeros(cap, np.float32)
-        k = lib.search_root_children(self._ptr, ffi.from_buffer("int32_t[]", moves),
-                                     ffi.from_buffer("int32_t[]", visits), ffi.from_buffer("float[]", q),
-                                     ffi.from_buffer("float[]", prior), ffi.from_buffer("float[]", lcb), cap)
-        return moves[:k], visits[:k], q[:k], prior[:k]
+        return self._root_children()[:4]
 
     def collect(self, max_leaves: int | None = None, slot: int = 0) -> int:
         """Collects up to ``max_leaves`` (default ``max_batch``) leaves into ``slot``'s buffers;
@@ -579,16 +603,8 @@ class Search:
 
     def children(self, with_pv: bool = True) -> list[ChildStats]:
         """Root children sorted by visits (then prior), with principal variations."""
-        cap = self.size * self.size + 1
-        moves = np.zeros(cap, np.int32)
-        visits = np.zeros(cap, np.int32)
-        q = np.zeros(cap, np.float32)
-        prior = np.zeros(cap, np.float32)
-        lcb = np.zeros(cap, np.float32)
-        k = lib.search_root_children(self._ptr, ffi.from_buffer("int32_t[]", moves),
-                                     ffi.from_buffer("int32_t[]", visits), ffi.from_buffer("float[]", q),
-                                     ffi.from_buffer("float[]", prior), ffi.from_buffer("float[]", lcb), cap)
-        order = sorted(range(k), key=lambda i: (-visits[i], -prior[i]))
+        moves, visits, q, prior, lcb = self._root_children()
+        order = sorted(range(len(moves)), key=lambda i: (-visits[i], -prior[i]))
         out = []
         for i in order:
             pv = self.pv(int(moves[i])) if with_pv and visits[i] > 0 else [int(moves[i])]
@@ -612,31 +628,6 @@ class Search:
     def choose(self) -> int:
         """The move to play under params.temperature / LCB; never illegal."""
         return int(lib.search_choose(self._ptr))
-
-
-def _check_buffer(name: str, array: np.ndarray, dtype, shape: tuple, writable: bool) -> None:
-    """ValueError unless ``array`` is a C-contiguous numpy array of ``dtype`` whose shape is
-    ``shape`` (None entries: any length of at least the given minimum, written ``(">=", n)``)."""
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"{name} must be a numpy array, got {type(array).__name__}")
-    if array.dtype != np.dtype(dtype):
-        raise ValueError(f"{name} must be {np.dtype(dtype)}, got {array.dtype}")
-    if not array.flags.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous")
-    if writable and not array.flags.writeable:
-        raise ValueError(f"{name} must be writable")
-    if array.ndim != len(shape):
-        raise ValueError(f"{name} must have {len(shape)} dimensions, got shape {array.shape}")
-    for axis, (want, got) in enumerate(zip(shape, array.shape)):
-        if isinstance(want, tuple):
-            if got < want[1]:
-                raise ValueError(f"{name} has room for {got} along axis {axis}, needs {want[1]}")
-        elif got != want:
-            raise ValueError(f"{name} must have shape {_shape_text(shape)}, got {array.shape}")
-
-
-def _shape_text(shape: tuple) -> str:
-    return "(" + ", ".join(f">={w[1]}" if isinstance(w, tuple) else str(w) for w in shape) + ")"
 
 
 def _pool_geometry(searches: Sequence[Search]) -> tuple[int, int]:
@@ -665,9 +656,9 @@ def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray
         raise ValueError("per_search must be 0..max_batch of every search")
     size, nplanes = _pool_geometry(searches)
     room = n * per_search
-    _check_buffer("planes", planes, np.float32, ((">=", room), nplanes, size, size), True)
-    _check_buffer("keys", keys, np.uint64, ((">=", room),), True)
-    _check_buffer("counts", counts, np.int32, ((">=", n),), True)
+    check_buffer("planes", planes, np.float32, ((">=", room), nplanes, size, size), True)
+    check_buffer("keys", keys, np.uint64, ((">=", room),), True)
+    check_buffer("counts", counts, np.int32, ((">=", n),), True)
     ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
     total = lib.search_collect_many(ptrs, n, per_search, ffi.from_buffer("float[]", planes),
                                     ffi.from_buffer("uint64_t[]", keys),
@@ -699,8 +690,8 @@ def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarr
     total = int(counts.sum())
     policy = np.ascontiguousarray(policy, dtype=np.float32)
     values = np.ascontiguousarray(values, dtype=np.float32)
-    _check_buffer("policy", policy, np.float32, ((">=", total), size * size + 1), False)
-    _check_buffer("values", values, np.float32, ((">=", total),), False)
+    check_buffer("policy", policy, np.float32, ((">=", total), size * size + 1), False)
+    check_buffer("values", values, np.float32, ((">=", total),), False)
     ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
     if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values)) != 0:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.core import BLACK, EMPTY, WHITE, Game, other
+from engine.core import BLACK, EMPTY, WHITE, Game
 
 DEAD_THRESHOLD = 0.2
 
@@ -79,55 +79,9 @@ def neighbours(size: int) -> list[list[int]]:
     return out
 
 
-def stone_groups(stones: np.ndarray) -> list[tuple[int, list[int]]]:
-    """(colour, sorted points) of every chain of ``stones`` (int [N, N]), top-left first."""
-    size = stones.shape[0]
-    flat = stones.ravel()
-    nbrs = neighbours(size)
-    seen = np.zeros(size * size, bool)
-    groups = []
-    for p in range(size * size):
-        if flat[p] == EMPTY or seen[p]:
-            continue
-        color = int(flat[p])
-        stack, members = [p], []
-        seen[p] = True
-        while stack:
-            q = stack.pop()
-            members.append(q)
-            for n in nbrs[q]:
-                if not seen[n] and flat[n] == color:
-                    seen[n] = True
-                    stack.append(n)
-        groups.append((color, sorted(members)))
-    return groups
-
-
-def _eye_masks(stones: np.ndarray) -> dict[int, np.ndarray]:
-    """For each colour, the empty points that are its (possibly false-looking but true) eyes:
-    every orthogonal neighbour is the colour or the edge, and at most one diagonal is the other
-    colour (none on the edge).  Flat bool [N*N] arrays."""
-    size = stones.shape[0]
-    pad = np.full((size + 2, size + 2), 3, np.int8)
-    pad[1:-1, 1:-1] = stones
-    c = pad[1:-1, 1:-1]
-    orth = [pad[:-2, 1:-1], pad[2:, 1:-1], pad[1:-1, :-2], pad[1:-1, 2:]]
-    diag = [pad[:-2, :-2], pad[:-2, 2:], pad[2:, :-2], pad[2:, 2:]]
-    edge = sum((d == 3).astype(np.int8) for d in diag) > 0
-    out = {}
-    for color in (BLACK, WHITE):
-        opp = other(color)
-        surrounded = np.ones_like(c, bool)
-        for o in orth:
-            surrounded &= (o == color) | (o == 3)
-        bad_diag = sum((d == opp).astype(np.int8) for d in diag)
-        out[color] = ((c == EMPTY) & surrounded & ((bad_diag == 0) | (~edge & (bad_diag <= 1)))).ravel()
-    return out
-
-
 def own_eyes(game: Game, color: int) -> np.ndarray:
     """Flat bool [N*N]: empty points that are ``color``'s eyes (filling them is never useful)."""
-    return _eye_masks(game.stones())[color]
+    return game.eyes(color)
 
 
 # -- ownership estimates --------------------------------------------------------------------
@@ -195,45 +149,12 @@ def remove_stones(game: Game, points) -> Game:
 
 
 def floating_stones(game: Game) -> list[list[int]]:
-    """Groups that float in an area the other colour encloses: for each empty region, extend it
-    through one colour's stones and through the other's; when one colour's extension reaches at
-    most one empty point the other's does not (no room for two eyes) and holds no more stones
-    than the other's, that colour's stones there are dead.  Ambiguous regions decide nothing.
-    Meant for finished games (an open board is ambiguous everywhere)."""
-    stones = game.stones()
-    flat = stones.ravel()
-    n2 = flat.size
-    nbrs = neighbours(game.size)
-
-    def flood(start: list[int], through: int) -> set[int]:
-        seen = set(start)
-        stack = list(start)
-        while stack:
-            p = stack.pop()
-            for q in nbrs[p]:
-                if q not in seen and flat[q] in (EMPTY, through):
-                    seen.add(q)
-                    stack.append(q)
-        return seen
-
-    dead: set[int] = set()
-    seen_empty = np.zeros(n2, bool)
-    for p in range(n2):
-        if flat[p] != EMPTY or seen_empty[p]:
-            continue
-        region = [q for q in flood([p], EMPTY) if flat[q] == EMPTY]
-        seen_empty[region] = True
-        ext = {c: flood(region, c) for c in (BLACK, WHITE)}
-        inside = {c: [q for q in ext[c] if flat[q] == c] for c in (BLACK, WHITE)}
-        floats = []
-        for c in (BLACK, WHITE):
-            o = other(c)
-            private = sum(1 for q in ext[c] if flat[q] == EMPTY and q not in ext[o])
-            if inside[c] and private <= 1 and len(inside[c]) <= len(inside[o]):
-                floats.append(c)
-        if len(floats) == 1:
-            dead.update(inside[floats[0]])
-    return [pts for _, pts in stone_groups(stones) if pts[0] in dead]
+    """Groups that float in an area the other colour encloses (the C core's judgement, see
+    src_c/chains.h): no room for two eyes and no more stones than the enclosing colour's.
+    Ambiguous regions decide nothing.  Meant for finished games (an open board is ambiguous
+    everywhere)."""
+    dead = game.floating_stones()
+    return [pts for _, pts in game.chains() if dead[pts[0]]]
 
 
 def _judge_method(evaluator) -> str:
@@ -254,13 +175,10 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
     if ownership is None:
         ownership = estimate_ownership(board, evaluator, playouts, seed, method=_judge_method(evaluator))
     own = np.asarray(ownership, np.float32).ravel()
-    stones = game.stones()
-    flat = stones.ravel()
-    nbrs = neighbours(game.size)
     verdict = Judgement(ownership=own.reshape(game.size, game.size))
     floating_points = {p for g in floating for p in g}
     undecided = []
-    for color, points in stone_groups(stones):
+    for color, points in game.chains():
         sign = 1.0 if color == BLACK else -1.0
         mean = sign * float(own[points].mean())
         if points[0] in floating_points or mean < -threshold:
@@ -270,7 +188,7 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
         else:
             undecided.append((color, points))
     # Seki: undecided groups of both colours that share a liberty.
-    libs = [{n for p in pts for n in nbrs[p] if flat[n] == EMPTY} for _, pts in undecided]
+    libs = [set(game.chain_liberties(pts[0])) for _, pts in undecided]
     for i, (color, points) in enumerate(undecided):
         shared = any(c2 != color and libs[i] & libs[j] for j, (c2, _) in enumerate(undecided))
         (verdict.seki if shared else verdict.alive).append(points)

@@ -1,5 +1,6 @@
 /* api.h - the surface the Python binding (engine/core.py) sees: everything in board.h,
- * game.h, features.h and search.h, plus small accessors so Python never reads C structs. */
+ * game.h, chains.h, feature_planes.h, kata_features.h and search.h (src_c/build_core.py reads
+ * their declarations), plus small accessors so Python never reads C structs. */
 #ifndef GO_API_H
 #define GO_API_H
 
