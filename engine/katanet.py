@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine import kataweights as kw
+from engine import katamodel as kw
 
 __all__ = ["KataNet", "KataOutput", "SPATIAL", "GLOBAL", "PLANES"]
 
