@@ -190,7 +190,11 @@ def untrained_size_warning(net: Any, size: int, sizes: Sequence[int]) -> str:
 
 def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]) -> Callable[[int], Any]:
     """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played."""
-    from engine import evaluator as ev_mod
+    # Lazy: these import torch, which must load after OMP_WAIT_POLICY is set (and --help and
+    # argument errors answer without it).
+    from engine import evaluator as ev_mod, weights as weights_mod
+    from engine.network import NetConfig
+    from engine.precision import choose_precision, evaluator_kwargs
 
     seed = args.seed
     spec = args.weights
@@ -202,14 +206,12 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         return lambda size: rnd
 
     def torch_evaluator(model, size: int) -> Any:
-        from engine.precision import choose_precision, evaluator_kwargs
         choice = choose_precision(model, args.device, size, getattr(args, "batch", DEFAULTS.batch),
                                   getattr(args, "precision", "auto"), log=warn)
         warn(choice.describe())
         return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, **evaluator_kwargs(choice))
 
     if spec is not None:
-        from engine import weights as weights_mod
         model, meta = weights_mod.load_any(spec)      # WeightsError (ValueError) names the file
         sizes = meta.get("board_sizes") or []
         fixed = meta.get("feature_set") == "lz18"     # Leela Zero nets have 19x19 FC heads
@@ -236,13 +238,10 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         key = str(path) if path is not None else None
         if key not in cache:
             if path is None:
-                from engine import weights as weights_mod
-                from engine.network import NetConfig
                 warn("warning: no network shipped in weights/ for this board size: playing with a "
                      "small UNTRAINED network (pass --weights to choose one)")
                 model = weights_mod.new_model(NetConfig(blocks=2, filters=32), seed=seed)
             else:
-                from engine import weights as weights_mod
                 model, meta = weights_mod.load_any(path)
                 if meta.get("feature_set") == "lz18" and size != 19:
                     raise ValueError(f"{path} plays 19x19 only")
@@ -260,7 +259,7 @@ def default_threads(device: str | None) -> int:
     if device is not None and str(device).startswith("cuda"):
         return 2
     if device is None:
-        import torch
+        import torch        # lazy: loads after OMP_WAIT_POLICY is set, and only when a net is used
         if torch.cuda.is_available():
             return 2
     try:
@@ -283,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.threads is None:
         args.threads = default_threads(args.device) if uses_torch else 1
     if uses_torch:
-        import torch
+        import torch        # lazy: loads after OMP_WAIT_POLICY is set, and only when a net is used
         # The parallelism is the search threads': each runs its own forward passes on one core.
         torch.set_num_threads(1)
     log = None

@@ -37,6 +37,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import torch
+
+from engine.core import FEATURE_SETS, Game
+from engine.evaluator import TorchEvaluator, _model_io, resolve_device
+from engine.fileio import atomic_write
 
 CACHE_VERSION = 1
 CACHE_FILE = "precision.json"
@@ -128,8 +133,6 @@ def _cpu_info() -> tuple[str, str]:
 
 def machine_key(device: Any) -> str:
     """What the measurement depends on besides the net: device model and torch version."""
-    import torch
-
     dev = torch.device(device)
     if dev.type == "cuda":
         index = dev.index if dev.index is not None else torch.cuda.current_device()
@@ -173,7 +176,6 @@ def load_cache(path: Path) -> tuple[dict[str, Any], bool]:
 
 
 def save_cache(path: Path, entries: dict[str, Any]) -> None:
-    from engine.fileio import atomic_write
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,8 +214,6 @@ def _cached_choice(entry: Any, allowed: list[Precision], tolerance: dict[str, fl
 def candidates(device: Any) -> list[Precision]:
     """What is tried on ``device``: fp32 (NCHW and channels-last) and bf16 channels-last on a
     CPU; fp32, fp16 and (where supported) bf16, channels-last, on CUDA."""
-    import torch
-
     dev = torch.device(device)
     if dev.type == "cuda":
         out = [Precision("fp32"), Precision("fp16")]
@@ -228,7 +228,6 @@ def candidates(device: Any) -> list[Precision]:
 def sample_planes(feature_set: str, planes: int, size: int, rows: int, seed: int = 0) -> np.ndarray:
     """Input planes of ``rows`` positions from random legal games (the empty board first), or
     random binary planes for a feature set the C core does not know."""
-    from engine.core import FEATURE_SETS, Game
 
     rng = np.random.default_rng(seed)
     if feature_set not in FEATURE_SETS or (feature_set == "lz18" and size != 19):
@@ -273,7 +272,6 @@ def default_timer(precision: Precision, forward: Callable[[], None], rows: int, 
 
 
 def _evaluator(model: Any, device: Any, precision: Precision):
-    from engine.evaluator import TorchEvaluator
 
     return TorchEvaluator(model, device=device, dtype=precision.dtype, symmetries="none", cache_size=0,
                           channels_last=precision.channels_last)
@@ -286,9 +284,6 @@ def measure(model: Any, device: Any, size: int, batch: int, *, timer: Callable |
     """Measures the candidates (see the module docstring) and returns the fastest accurate one
     (source "measured").  ``timer(precision, forward, rows, seconds) -> evals/s`` and
     ``accuracy(precision) -> {"policy", "value"}`` replace the real timing and comparison."""
-    import torch
-
-    from engine.evaluator import _model_io, resolve_device
 
     tol = dict(tolerance or TOLERANCE)
     dev = resolve_device(device)
@@ -370,7 +365,6 @@ def choose_precision(model: Any, device: Any = None, size: int = 19, batch: int 
     The other arguments go to :func:`measure`.  Never raises for cache trouble: an unwritable
     cache only costs a measurement at the next start.
     """
-    from engine.evaluator import resolve_device
 
     if precision is not None and str(precision).lower() != "auto":
         return Choice(Precision.parse(str(precision)), "forced")

@@ -10,6 +10,8 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from sgfmill import sgf
+
 from engine import coords
 from engine.core import BLACK, WHITE
 from engine.rules import SGF_NAMES, client_rules
@@ -51,8 +53,6 @@ def write_game(size: int, komi: float, rules: str, moves: Iterable[tuple[int, in
 
     ``moves`` are (colour, point) pairs; ``move_comments`` maps a move's index to its comment
     (a sequence is indexed the same way).  Set-up stones go in the root (AB/AW)."""
-    from sgfmill import sgf
-
     record = sgf.Sgf_game(size)
     root = record.get_root()
     root.set("KM", float(komi))
@@ -97,8 +97,6 @@ def write_game(size: int, komi: float, rules: str, moves: Iterable[tuple[int, in
 def read_game(data: bytes) -> SgfGame:
     """Parses the main line of an SGF record.  Raises ValueError for a malformed record, a
     board larger than 19 or a point off the board.  AE (removing stones) is not supported."""
-    from sgfmill import sgf
-
     if isinstance(data, str):
         data = data.encode()
     try:

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import torch
 from torch import nn
 
+from engine import kataweights, lzweights
 from engine.fileio import atomic_write
 from engine.network import ConvBN, GoNet, NetConfig
 
@@ -250,21 +251,12 @@ def load_any(path: PathLike) -> tuple[nn.Module, dict[str, Any]]:
     if zipped:
         return load(path)
     try:
-        from engine import kataweights
         if kataweights.looks_like_kata(path):
             return kataweights.load(path)    # KataWeightsError (a ValueError) names file and offset
-    except ImportError as exc:
-        raise WeightsError(f"{path}: KataGo weights support is unavailable ({exc})") from exc
     except WeightsError:
         raise
     except ValueError as exc:
         raise WeightsError(str(exc)) from exc
-    try:
-        from engine import lzweights
-    except ImportError as exc:
-        raise WeightsError(
-            f"{path}: not a {FORMAT} file, and Leela Zero weights support is unavailable ({exc})"
-        ) from exc
     try:
         return lzweights.load(path)
     except WeightsError as exc:
