@@ -50,12 +50,10 @@ def other(color: int) -> int:
 
 def parse_color(text: str) -> int:
     """BLACK or WHITE from ``b``/``black``/``w``/``white`` in any case; ValueError otherwise."""
-    t = text.strip().lower()
-    if t in ("b", "black"):
-        return BLACK
-    if t in ("w", "white"):
-        return WHITE
-    raise ValueError(f"invalid colour {text!r}")
+    color = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}.get(text.strip().lower())
+    if color is None:
+        raise ValueError(f"invalid colour {text!r}")
+    return color
 
 
 def color_name(color: int) -> str:

@@ -23,6 +23,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
+from engine.movepolicy import should_resign
 
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 
@@ -39,7 +40,7 @@ class SearchResult:
     seconds: float
     children: list[ChildStats] = field(default_factory=list)
     policy_target: Optional[np.ndarray] = None   # normalised root visits (N*N+1)
-    resign: bool = False            # value below the resign threshold
+    resign: bool = False            # movepolicy.should_resign on params.resign_threshold
     nodes: int = 0
 
     @property
@@ -262,8 +263,9 @@ class Player:
         children = tree.children()
         move = tree.choose()
         value = tree.value
-        resign = bool(self.params.resign_threshold > -1.0 and tree.visits > 1
-                      and value < self.params.resign_threshold)
+        # The one resignation rule (engine.movepolicy), on the params' root-value threshold.
+        resign = should_resign((value + 1.0) / 2.0, len(tree.game.moves), tree.size,
+                               (self.params.resign_threshold + 1.0) / 2.0, visits=tree.visits)
         return SearchResult(move=move, value=value, visits=tree.visits,
                             playouts=tree.visits - start_visits, evals=evals, seconds=seconds,
                             children=children, policy_target=tree.visit_distribution(),
