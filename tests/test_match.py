@@ -1,5 +1,6 @@
-"""Tests for train.gtp_client and train.match: the GTP client, the game runner, and
-``python -m train.match`` end to end with fake engines and GNU Go."""
+"""Tests for train.gtp_client and train.match: the GTP client, one game through the game runner
+(train.schedule.play_game over train.pool.GamePool), and ``python -m train.match`` end to end
+with fake engines and GNU Go."""
 
 from __future__ import annotations
 
@@ -109,15 +110,16 @@ def test_client_start_failure_and_clean_quit(tmp_path):
 
 
 class ScriptedPlayer:
-    """In-process Player: plays a fixed list of GTP vertices, then passes."""
+    """In-process turn agent: plays a fixed list of GTP vertices, then passes; each answer comes
+    ``delay`` seconds after the genmove started (polled, never blocking)."""
 
     def __init__(self, name: str, moves: list[str] | None = None, delay: float = 0.0):
-        self.name = name
+        self.model_id = name
         self.script = list(moves or [])
         self.delay = delay
         self.received: list[tuple[int, int]] = []
         self.size = 0
-        self.closed = False
+        self.asked = 0.0
 
     def new_game(self, size: int, komi: float, rules: str) -> None:
         from engine import coords
@@ -129,56 +131,63 @@ class ScriptedPlayer:
     def play(self, color: int, point: int) -> None:
         self.received.append((color, point))
 
-    def genmove(self, color: int) -> int | str:
-        time.sleep(self.delay)
+    def start_genmove(self, color: int, seconds: float | None) -> None:
+        self.asked = time.monotonic()
+
+    def poll_genmove(self) -> int | str | None:
+        if time.monotonic() - self.asked < self.delay:
+            return None
         return self.moves.pop(0) if self.moves else self.size * self.size
 
-    def close(self) -> None:
-        self.closed = True
+
+def moves_of(record) -> list[tuple[int, int]]:
+    return [(int(c), int(p)) for c, p in zip(record.colors, record.moves)]
 
 
 @needs_core
 def test_run_game_two_passes_scored_by_core():
     from engine import coords
     from engine.core import BLACK, WHITE, Game, Rules
-    from train.match import GameSettings, run_game
+    from train.match_config import GameSettings
+    from train.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=0.5, rules="chinese")
     black = ScriptedPlayer("B", ["C3", "B2"])
     white = ScriptedPlayer("W", ["D4"])
     record = run_game(black, white, settings)
-    assert record.reason == "score" and record.scored_by == "core"
+    assert record.reason == "passes" and record.referee_score is None
     c3, d4, b2 = (coords.from_gtp(v, 5) for v in ("C3", "D4", "B2"))
-    assert record.moves == [(BLACK, c3), (WHITE, d4), (BLACK, b2), (WHITE, 25), (BLACK, 25)]
+    assert moves_of(record) == [(BLACK, c3), (WHITE, d4), (BLACK, b2), (WHITE, 25), (BLACK, 25)]
     replay = Game(5, Rules.preset("chinese", 0.5))
-    for color, point in record.moves:
+    for color, point in moves_of(record):
         replay.play(point, color)
-    assert record.score == replay.score()
-    assert record.result == replay.result_string()
+    assert record.final_score == replay.score()
+    assert record.result_string() == replay.result_string()
     assert record.winner == (BLACK if replay.score() > 0 else WHITE)
     # each side was told the other's moves
-    assert [p for _, p in black.received] == [p for c, p in record.moves if c == WHITE]
-    assert [p for _, p in white.received] == [p for c, p in record.moves if c == BLACK]
+    assert [p for _, p in black.received] == [p for c, p in moves_of(record) if c == WHITE]
+    assert [p for _, p in white.received] == [p for c, p in moves_of(record) if c == BLACK]
 
 
 @needs_core
 def test_run_game_resign_illegal_and_move_limit():
     from engine.core import BLACK, WHITE
-    from train.match import GameSettings, run_game
+    from train.match_config import GameSettings
+    from train.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=7.5)
     record = run_game(ScriptedPlayer("B", ["C3"]), ScriptedPlayer("W", ["resign"]), settings)
-    assert (record.winner, record.reason, record.result) == (BLACK, "resign", "B+R")
+    assert (record.winner, record.reason, record.result_string()) == (BLACK, "resign", "B+R")
 
     record = run_game(ScriptedPlayer("B", ["C3"]), ScriptedPlayer("W", ["C3"]), settings)
-    assert (record.winner, record.reason, record.result) == (BLACK, "illegal", "B+F")
+    assert (record.winner, record.reason, record.result_string()) == (BLACK, "illegal", "B+F")
     assert "occupied" in record.detail
 
     black = ScriptedPlayer("B", ["A1", "B1", "C1"])
     white = ScriptedPlayer("W", ["A5", "B5", "C5"])
     record = run_game(black, white, GameSettings(size=5, komi=0.5, max_moves=4))
-    assert record.reason == "move-limit" and len(record.moves) == 4
-    assert record.result in ("B+0.5", "W+0.5")
+    assert record.reason == "move cap" and len(record.moves) == 4
+    assert record.result_string() in ("B+0.5", "W+0.5")
     assert record.winner in (BLACK, WHITE)
 
 
@@ -192,36 +201,40 @@ class RefusingPlayer(ScriptedPlayer):
 @needs_core
 def test_games_that_end_before_a_move_name_both_players():
     from engine.core import BLACK, WHITE
-    from train.match import GameSettings, game_to_sgf, run_game
+    from train.match_config import GameSettings
+    from train.records import to_sgf_bytes as game_to_sgf
+    from train.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=7.5)
     resigned = run_game(ScriptedPlayer("Black engine", ["C3"]), ScriptedPlayer("White engine", ["resign"]),
                         settings)
     forfeit = run_game(ScriptedPlayer("Black engine"), RefusingPlayer("White engine"), settings)
     assert (resigned.reason, resigned.winner, len(resigned.moves)) == ("resign", BLACK, 1)
-    assert (forfeit.reason, forfeit.winner, forfeit.moves) == ("error", BLACK, [])
+    assert (forfeit.reason, forfeit.winner, moves_of(forfeit)) == ("error", BLACK, [])
     for record in (resigned, forfeit):
         root = sgf.Sgf_game.from_bytes(game_to_sgf(record)).get_root()
         assert (root.get("PB"), root.get("PW")) == ("Black engine", "White engine")
-    assert forfeit.result == "B+F" and "White (White engine)" in forfeit.detail
-    assert WHITE not in {c for c, _ in resigned.moves}
+    assert forfeit.result_string() == "B+F" and "White (White engine)" in forfeit.detail
+    assert WHITE not in {c for c, _ in moves_of(resigned)}
 
 
 @needs_core
 def test_run_game_time_limit_for_in_process_players():
     from engine.core import WHITE
-    from train.match import GameSettings, run_game
+    from train.match_config import GameSettings
+    from train.schedule import play_game as run_game
 
     settings = GameSettings(size=5, move_time_limit=0.05)
     record = run_game(ScriptedPlayer("B", ["C3"], delay=0.2), ScriptedPlayer("W"), settings)
-    assert (record.winner, record.reason, record.result) == (WHITE, "time", "W+T")
+    assert (record.winner, record.reason, record.result_string()) == (WHITE, "time", "W+T")
 
 
 @needs_core
 def test_run_game_handicap_opening_and_referee():
     from engine import coords
     from engine.core import BLACK, WHITE
-    from train.match import GameSettings, fixed_handicap_points, run_game
+    from train.match_config import GameSettings
+    from train.schedule import play_game as run_game
 
     class Referee:
         def __init__(self, value):
@@ -239,54 +252,37 @@ def test_run_game_handicap_opening_and_referee():
     black, white = ScriptedPlayer("B"), ScriptedPlayer("W")
     opening = [coords.from_gtp("E5", 9), coords.from_gtp("D5", 9)]
     record = run_game(black, white, settings, opening=opening, referee=Referee(-3.5))
-    stones = fixed_handicap_points(9, 2)
-    assert record.handicap_stones == stones
+    stones = coords.fixed_handicap(9, 2)
+    assert [int(p) for p in record.setup] == stones
     # White moves first after the handicap; the opening is played into both players
-    assert record.moves[:2] == [(WHITE, opening[0]), (BLACK, opening[1])]
+    assert moves_of(record)[:2] == [(WHITE, opening[0]), (BLACK, opening[1])]
     assert record.opening_moves == 2
     assert black.received[:4] == [(BLACK, stones[0]), (BLACK, stones[1]),
                                   (WHITE, opening[0]), (BLACK, opening[1])]
-    assert (record.scored_by, record.score, record.result) == ("referee", -3.5, "W+3.5")
+    assert (record.referee_score, record.final_score, record.result_string()) == (-3.5, -3.5, "W+3.5")
+    assert "counted by referee" in record.comment()
 
     record = run_game(ScriptedPlayer("B"), ScriptedPlayer("W"), settings, opening=opening,
                       referee=Referee(GTPError("final_score", "cannot score")))
-    assert record.scored_by == "core" and "Referee failed" in record.detail
+    assert record.referee_score is None and "Referee failed" in record.detail
 
     with pytest.raises(ValueError):
         run_game(ScriptedPlayer("B"), ScriptedPlayer("W"), settings, opening=[stones[0]])
 
 
 @needs_core
-def test_fixed_handicap_points_follow_gtp():
-    from engine import coords
-    from train.match import fixed_handicap_points
-
-    def vertices(size, n):
-        return [coords.to_gtp(p, size) for p in fixed_handicap_points(size, n)]
-
-    assert vertices(19, 9) == ["D4", "Q16", "D16", "Q4", "D10", "Q10", "K4", "K16", "K10"]
-    assert vertices(19, 5) == ["D4", "Q16", "D16", "Q4", "K10"]
-    assert vertices(13, 3) == ["D4", "K10", "D10"]
-    # the same points GNU Go's fixed_handicap gives
-    assert sorted(vertices(9, 9)) == sorted("C7 E7 G7 C5 E5 G5 C3 E3 G3".split())
-    assert sorted(vertices(7, 4)) == sorted("C5 E5 C3 E3".split())
-    assert fixed_handicap_points(9, 0) == []
-    for size, n in ((7, 5), (8, 5), (6, 2), (19, 10), (19, 1)):
-        with pytest.raises(ValueError):
-            fixed_handicap_points(size, n)
-
-
-@needs_core
 def test_random_opening_is_legal_and_reproducible():
     from engine.core import BLACK, WHITE, Game, Rules
-    from train.match import GameSettings, fixed_handicap_points, random_opening
+    from engine import coords
+    from train.match_config import GameSettings
+    from train.schedule import random_opening
 
     settings = GameSettings(size=7, komi=7.5, handicap=2)
     first = random_opening(settings, 10, random.Random("seed"))
     assert first == random_opening(settings, 10, random.Random("seed"))
     assert len(first) == 10 and 49 not in first
     game = Game(7, Rules.preset("chinese", 7.5))
-    for p in fixed_handicap_points(7, 2):
+    for p in coords.fixed_handicap(7, 2):
         game.play(p, BLACK)
     game.set_to_move(WHITE)
     for p in first:
@@ -296,7 +292,7 @@ def test_random_opening_is_legal_and_reproducible():
 def test_parse_final_score():
     if not HAS_CORE:
         pytest.skip("engine.core (the C extension) is not built")
-    from train.match import parse_final_score
+    from train.referee import parse_final_score
 
     assert parse_final_score("B+3.5") == 3.5
     assert parse_final_score("W+0.5") == -0.5
@@ -309,7 +305,8 @@ def test_parse_final_score():
 
 @needs_core
 def test_schedule_alternates_colours():
-    from train.match import EngineSpec, make_schedule
+    from train.match_config import EngineSpec
+    from train.schedule import make_schedule
 
     two = make_schedule([EngineSpec("A", "a"), EngineSpec("B", "b")], 4)
     assert [(g.black, g.white) for g in two] == [("A", "B"), ("B", "A")] * 2
@@ -449,8 +446,8 @@ def test_gnugo_match_end_to_end(tmp_path):
         for colour, point in moves:
             replay.play(point, 1 if colour == "b" else 2)
         openings.append(moves[:2])
-        assert entry["reason"] in ("score", "resign", "move-limit")
-        if entry["reason"] == "score":
+        assert entry["reason"] in ("passes", "resign", "move cap")
+        if entry["reason"] == "passes":
             assert entry["scored_by"] == "referee"
     # both colours of the pair started from the same random opening
     assert openings[0] == openings[1]

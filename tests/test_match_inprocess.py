@@ -1,6 +1,6 @@
 """Tests for in-process players in train.match: the ``inproc:`` syntax, a match between two tiny
-random nets batched through train.pool.GamePool, the one-game-per-worker fallback, and an
-in-process net against GNU Go over GTP."""
+random nets batched through train.pool.GamePool, the same with a random opening, and an
+in-process net against GNU Go over GTP in the same pool."""
 
 from __future__ import annotations
 
@@ -15,15 +15,8 @@ from engine import coords
 from engine.core import BLACK, WHITE, Game, Rules
 from engine.network import NetConfig
 from engine.weights import new_model, save
-from train.match import (
-    EngineSpec,
-    GameSettings,
-    InProcessSpec,
-    MatchConfig,
-    main,
-    parse_inproc,
-    uses_pool,
-)
+from train.inproc import InProcessSpec, parse_inproc
+from train.match import main
 
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if Path("/usr/games/gnugo").exists() else None)
 
@@ -89,20 +82,6 @@ def test_display_names():
     assert InProcessSpec("a.pt", name="mine").display_name == "mine"
 
 
-def test_pool_only_when_every_engine_is_in_process_alike():
-    def config(*commands: str, **extra) -> MatchConfig:
-        engines = tuple(EngineSpec(chr(65 + i), c) for i, c in enumerate(commands))
-        settings = GameSettings(size=9, handicap=extra.pop("handicap", 0))
-        return MatchConfig(engines, 2, settings, Path("s"), Path("r.json"), **extra)
-
-    assert uses_pool(config("inproc:a.pt", "inproc:b.pt:visits=400"))          # --visits 400
-    assert not uses_pool(config("inproc:a.pt", "inproc:b.pt:visits=100"))      # per-colour visits
-    assert not uses_pool(config("inproc:a.pt", "gnugo --mode gtp"))
-    assert not uses_pool(config("inproc:a.pt", "inproc:b.pt", random_moves=2))
-    assert not uses_pool(config("inproc:a.pt", "inproc:b.pt", move_time=1.0))
-    assert not uses_pool(config("inproc:a.pt", "inproc:b.pt", handicap=2))
-
-
 def check_games(results: dict, names: dict[str, str], size: int, komi: float) -> None:
     """Colours alternate; every SGF has both names, the result and the reason; counted games
     replay through the core to the recorded score."""
@@ -110,7 +89,7 @@ def check_games(results: dict, names: dict[str, str], size: int, komi: float) ->
     assert [g["index"] for g in games] == list(range(len(games)))
     assert [g["black"] for g in games] == ["A" if i % 2 == 0 else "B" for i in range(len(games))]
     for g in games:
-        assert g["reason"] in ("resign", "score", "move-limit")
+        assert g["reason"] in ("resign", "passes", "move cap")
         root = sgf.Sgf_game.from_bytes(Path(g["sgf"]).read_bytes())
         props = root.get_root()
         assert props.get("PB") == names[g["black"]] and props.get("PW") == names[g["white"]]
@@ -147,13 +126,13 @@ def test_two_nets_in_a_game_pool(tmp_path, nets):
     assert len(list((tmp_path / "sgf").glob("*.sgf"))) == 2
 
 
-def test_in_process_players_one_game_per_worker(tmp_path, nets):
-    """A random opening forces the per-worker runner: both nets as engine.player.Player."""
+def test_in_process_players_with_a_random_opening(tmp_path, nets):
+    """A random opening and per-engine visits: still one pool, both nets batched agents."""
     a, b = nets
     results = run_cli(tmp_path, "--engine", f"x=inproc:{a}:name=x", "--engine",
                       f"y=inproc:{b}:name=y", "--visits", "8", "--games", "2", "--size", "5",
                       "--komi", "0.5", "--random-moves", "2", "--parallel", "2", "--seed", "3")
-    assert results["complete"] and results["settings"]["runner"] == "threads"
+    assert results["complete"] and results["settings"]["runner"] == "pool"
     assert [g["opening_moves"] for g in results["games"]] == [2, 2]
     assert [g["black"] for g in results["games"]] == ["x", "y"]
 
@@ -175,6 +154,6 @@ def test_in_process_net_against_gnugo(tmp_path, nets):
     results = run_cli(tmp_path, "--black", f"inproc:{a}", "--white",
                       f"{GNUGO} --mode gtp --level 1", "--visits", "8", "--games", "2",
                       "--size", "5", "--komi", "0.5", "--parallel", "2")
-    assert results["complete"] and results["settings"]["runner"] == "threads"
+    assert results["complete"] and results["settings"]["runner"] == "pool"
     assert results["engines"]["B"]["name"].startswith("GNU Go")
     check_games(results, {"A": "model-0000100", "B": results["engines"]["B"]["name"]}, 5, 0.5)

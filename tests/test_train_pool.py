@@ -126,7 +126,9 @@ def test_resignation_and_no_resign_games():
     finished = {fg.spec.seed: fg for fg in pool.run()}
     resigned, played = finished[1].record(), finished[2].record()
     assert resigned.reason == "resign" and resigned.winner == BLACK and resigned.result_string() == "B+R"
-    assert resigned.length == 1 and not resigned.scored            # White resigned at once
+    # White resigned at its first move the rule allows (engine.movepolicy.should_resign: never in
+    # the first quarter of the board's points, 6 moves on 5x5): move 8 of the game.
+    assert resigned.length == 7 and not resigned.scored
     assert played.no_resign and played.reason == "move cap" and played.length == 12
     # In the no-resign game White's values stayed below the threshold: it would have resigned first.
     assert (played.values[played.colors == WHITE] < -0.9).all()
@@ -243,18 +245,38 @@ def _players_everywhere(rec, tmp_path):
     return (props["PB"], props["PW"]), back.player_models(), props["C"].splitlines()[0]
 
 
-@pytest.mark.parametrize("black_value,moves", [(0.95, 1), (-0.95, 0)])
-def test_a_game_that_ends_before_a_colour_moves_names_both_players(tmp_path, black_value, moves):
+class Resigner:
+    """A turn agent that resigns at its first genmove."""
+
+    def __init__(self, model_id):
+        self.model_id = model_id
+
+    def new_game(self, size, komi, rules):
+        pass
+
+    def play(self, color, point):
+        pass
+
+    def start_genmove(self, color, seconds):
+        pass
+
+    def poll_genmove(self):
+        return "resign"
+
+
+@pytest.mark.parametrize("black_resigns,moves", [(False, 1), (True, 0)])
+def test_a_game_that_ends_before_a_colour_moves_names_both_players(tmp_path, black_resigns, moves):
     """White resigns before its first move (1 move), or Black resigns at once, so the game ends
-    before any move (the pool's forfeit): the players come from the set-up, not the moves."""
-    evaluator = ValueForEvaluator(black_value)
-    cand, best = Agent("model-0000008", evaluator), Agent("model-0000000", evaluator)
+    before that colour moves: the players come from the set-up, not the moves."""
+    evaluator = ValueForEvaluator(0.95)
+    cand = Resigner("model-0000008") if black_resigns else Agent("model-0000008", evaluator)
+    best = Agent("model-0000000", evaluator) if black_resigns else Resigner("model-0000000")
     s = PlaySettings(visits=8, resign_threshold=-0.9)
     pool = GamePool(1, games_of([GameSpec(5, RULES, cand, best, s, seed=1)]), batch=16)
     (fg,) = list(pool.run())
     rec = fg.record()
     assert rec.reason == "resign" and rec.length == moves
-    assert rec.winner == (BLACK if black_value > 0 else WHITE)
+    assert rec.winner == (WHITE if black_resigns else BLACK)
     sgf_players, npz_players, comment = _players_everywhere(rec, tmp_path)
     assert sgf_players == ("model-0000008", "model-0000000")
     assert npz_players == {BLACK: ["model-0000008"], WHITE: ["model-0000000"]}

@@ -4,7 +4,10 @@
 numeric ids, and reads replies (``=[id] text`` or ``?[id] message``, possibly
 several lines, ended by an empty line). Every command has a timeout; a reader
 thread feeds stdout lines into a queue so a hung engine can never block the
-caller. Failures surface as three exceptions:
+caller. ``send`` waits for the reply; ``request`` returns a ``PendingReply``
+at once, whose ``poll()`` reads what has arrived without waiting (the game
+pool asks a GTP engine for a move that way and keeps playing other games).
+Failures surface as three exceptions:
 
 ``GTPError``
     The engine answered ``?``: the command failed, the engine is still usable.
@@ -36,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Literal
 
-__all__ = ["GTPClient", "GTPError", "EngineError", "EngineTimeout", "EngineDied"]
+__all__ = ["GTPClient", "PendingReply", "GTPError", "EngineError", "EngineTimeout", "EngineDied"]
 
 _REPLY_START = re.compile(r"^([=?])(\d*)(?:\s+(.*))?$")
 _EOF = object()  # queued by the reader thread when stdout closes
@@ -206,6 +209,13 @@ class GTPClient:
         Raises GTPError for a ``?`` reply, EngineTimeout (after killing the
         engine) when the reply is late, EngineDied if the engine is gone.
         """
+        return self.request(command, timeout).wait()
+
+    def request(self, command: str, timeout: float | None | Literal["default"] = "default") -> PendingReply:
+        """Send one command and return at once: the reply is read later with
+        ``PendingReply.poll()`` (never blocks) or ``wait()``, which raise as ``send``
+        does. Only one request may be pending at a time. Raises EngineDied at once
+        if the engine is gone."""
         command = " ".join(command.split())
         if not command:
             raise ValueError("empty GTP command")
@@ -214,7 +224,6 @@ class GTPClient:
         if not self.alive:
             raise self._died(self._closed_reason or "engine is not running")
         limit = self.default_timeout if timeout == "default" else timeout
-        deadline = None if limit is None else time.monotonic() + float(limit)
         command_id = self._next_id
         self._next_id += 1
         try:
@@ -223,16 +232,20 @@ class GTPClient:
             self._proc.stdin.flush()
         except (OSError, ValueError):
             raise self._died(f"engine closed its input while sending {command!r}") from None
-        ok, text = self._read_reply(command, command_id, deadline, limit)
-        if not ok:
-            raise GTPError(command, text)
-        return text
+        return PendingReply(self, command, command_id, None if limit is None else float(limit))
 
-    def _next_line(self, command: str, deadline: float | None, limit: float | None) -> str:
-        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+    def _take_line(self, command: str, deadline: float | None, limit: float | None, block: bool) -> str | None:
+        """The next stdout line; None when ``block`` is False and none is there yet.
+        Raises EngineTimeout (killing the engine) past ``deadline``, EngineDied at EOF."""
         try:
-            item = self._lines.get(timeout=remaining)
+            if block:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                item = self._lines.get(timeout=remaining)
+            else:
+                item = self._lines.get_nowait()
         except queue.Empty:
+            if not block and (deadline is None or time.monotonic() < deadline):
+                return None
             self._kill()
             self._closed_reason = f"timed out on {command!r}"
             raise EngineTimeout(
@@ -242,32 +255,6 @@ class GTPClient:
             raise self._died(f"engine exited while answering {command!r}")
         assert isinstance(item, str)
         return item.rstrip("\r\n").replace("\r", "")
-
-    def _read_reply(
-        self, command: str, command_id: int, deadline: float | None, limit: float | None
-    ) -> tuple[bool, str]:
-        """Read lines until the reply to ``command_id``; return (ok, text).
-
-        Lines before a reply that do not start with ``=``/``?`` are skipped
-        (tolerating chatty engines), as are complete replies carrying another
-        id (late answers to earlier commands). A reply without an id is
-        taken as the answer (engines need not echo ids).
-        """
-        while True:
-            line = self._next_line(command, deadline, limit)
-            match = _REPLY_START.match(line.strip())
-            if match is None:
-                continue
-            status, id_text, first = match.groups()
-            body = [first or ""]
-            while True:
-                line = self._next_line(command, deadline, limit)
-                if line.strip() == "":
-                    break
-                body.append(line)
-            if id_text and int(id_text) != command_id:
-                continue
-            return status == "=", "\n".join(body).strip()
 
     def known_commands(self) -> set[str]:
         """Command names from ``list_commands`` (cached until restart)."""
@@ -366,3 +353,59 @@ class GTPClient:
     def __repr__(self) -> str:
         state = "running" if self.alive else (self._closed_reason or "not started")
         return f"GTPClient({self.label!r}, pid={self.pid}, {state})"
+
+
+class PendingReply:
+    """The reply to one command sent with ``GTPClient.request``, read without blocking.
+
+    Lines before a reply that do not start with ``=``/``?`` are skipped
+    (tolerating chatty engines), as are complete replies carrying another id
+    (late answers to earlier commands). A reply without an id is taken as the
+    answer (engines need not echo ids). ``limit`` (seconds, None: no limit)
+    counts from the request.
+    """
+
+    def __init__(self, client: GTPClient, command: str, command_id: int, limit: float | None) -> None:
+        self.client = client
+        self.command = command
+        self.command_id = command_id
+        self.limit = limit
+        self.sent = time.monotonic()
+        self.deadline = None if limit is None else self.sent + limit
+        self._status: str | None = None     # "=" or "?" once the reply's first line came
+        self._id = ""
+        self._body: list[str] = []
+
+    def poll(self) -> str | None:
+        """The reply text once complete, else None (never blocks). Raises GTPError for a
+        ``?`` reply, EngineTimeout past the limit (the engine is killed), EngineDied."""
+        return self._read(block=False)
+
+    def wait(self) -> str:
+        """Blocks until the reply is complete; returns or raises as ``poll``."""
+        text = self._read(block=True)
+        assert text is not None
+        return text
+
+    def _read(self, block: bool) -> str | None:
+        while True:
+            line = self.client._take_line(self.command, self.deadline, self.limit, block)
+            if line is None:
+                return None
+            if self._status is None:
+                match = _REPLY_START.match(line.strip())
+                if match is not None:
+                    self._status, self._id, first = match.groups()
+                    self._body = [first or ""]
+                continue
+            if line.strip() != "":
+                self._body.append(line)
+                continue
+            status, reply_id, body = self._status, self._id, self._body
+            self._status, self._id, self._body = None, "", []
+            if reply_id and int(reply_id) != self.command_id:
+                continue
+            text = "\n".join(body).strip()
+            if status != "=":
+                raise GTPError(self.command, text)
+            return text

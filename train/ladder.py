@@ -42,7 +42,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+import torch
+
+from engine import sgf, weights
+from engine.core import BLACK, Game, Rules
+from engine.evaluator import TorchEvaluator
+from train.match_config import EngineSpec, GameSettings, MatchConfig
+from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
+from train.report import plot_ladder
 from train.rundir import RunDir, atomic_write_json
+from train.schedule import probe_engines, run_match
+from train.stats import bradley_terry
 
 FORMAT = "train.ladder v1"
 ANCHOR = "gnugo-L1"
@@ -128,8 +139,6 @@ def play(rd: RunDir, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, str], 
          size: int) -> dict[str, Any]:
     """Plays (or finishes) the match of engine ``a`` against ``b``, each ``(name, command)``;
     returns its results document.  A complete match is not replayed."""
-    from train.match import EngineSpec, GameSettings, MatchConfig, probe_engines, run_match
-
     out = match_dir(rd, a[0], b[0])
     done = _results(out)
     if done is not None and done.get("complete") and len(done.get("games") or []) >= games:
@@ -177,8 +186,6 @@ def run_ladder(rd: RunDir, cfg: LadderConfig, log=print) -> list[tuple[int, Path
 
 def ladder_games(rd: RunDir) -> list[tuple[str, str, float]]:
     """(black, white, Black's score) of every ladder game."""
-    from train.ratings import MATCH_FORMAT, _results_games
-
     out = []
     root = rd.root / "ladder"
     for path in sorted(root.glob("*/results.json")) if root.is_dir() else []:
@@ -225,9 +232,6 @@ def rate(rd: RunDir, prior_draws: float = 1.0, threads: int = 2) -> dict[str, An
     """The ladder document: Bradley-Terry Elo of every player with ``gnugo-L1`` = 0 (or, when
     no GNU Go game was played yet, the first checkpoint = 0), checkpoints with their step,
     CPU-hours and games.  ValueError when there are no games."""
-    from train.ratings import _checkpoint_time
-    from train.stats import bradley_terry
-
     games = ladder_games(rd)
     if not games:
         raise ValueError(f"{rd.root}: no ladder games yet")
@@ -270,12 +274,6 @@ def format_table(doc: dict[str, Any]) -> str:
 def brier(rd: RunDir, model: str) -> dict[str, Any] | None:
     """Brier score of ``model``'s Black winrate (raw network, before every move) against the
     winners of its ladder games with GNU Go, and of a constant 50% (0.25)."""
-    import numpy as np
-
-    from engine import sgf, weights
-    from engine.core import BLACK, Game, Rules
-    from engine.evaluator import TorchEvaluator
-
     path = dict((RunDir.model_id(p), p) for _, p in rd.list_models()).get(model)
     if path is None:
         return None
@@ -356,7 +354,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.nice(a.nice)
         except OSError:
             pass
-    import torch
     torch.set_num_threads(max(1, a.threads))
     cfg = LadderConfig(levels=tuple(a.levels), games=a.games, pair_games=a.pair_games, visits=a.visits,
                        checkpoints=a.checkpoints, every_steps=a.every_steps, komi=a.komi, gnugo=a.gnugo,
@@ -382,7 +379,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"Brier score of {b['model']}'s winrate on {b['games']} GNU Go games "
                       f"({b['positions']} positions): {b['brier']:.4f} (constant 50%: 0.25)")
         atomic_write_json(rd.root / "ladder" / "ladder.json", doc)
-        from train.report import plot_ladder
         png = plot_ladder(doc, rd.plots / "ladder.png")
         print(f"{doc['games']} games, anchor {doc['anchor']} = 0")
         print(format_table(doc))

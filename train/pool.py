@@ -1,126 +1,66 @@
-"""The in-process game runner: many games advanced together through batched searches.
+"""The game runner: many games advanced together, batched searches beside polled GTP programs.
 
-THE game runner of the training system: self-play uses it with one agent for both colours,
-gating and in-process matches with a different agent per colour.  A :class:`GamePool` holds
-``slots`` games in flight.  Each :meth:`GamePool.step`:
+THE game runner of the project: self-play uses it with one agent for both colours, gating with
+a different net per colour, matches and ladders (:mod:`train.schedule`) with any mix of our nets
+and GTP programs, ``tools.solve5`` against a random player.  A :class:`GamePool` holds ``slots``
+games in flight, each from a :class:`GameSpec`: board, rules, set-up (fixed handicap stones,
+forced opening moves), one agent per colour and its :class:`MoveLimit` (visits and/or seconds).
 
-1. starts a game in every idle slot (``next_game(slot) -> GameSpec | None``);
-2. plays a move in every slot whose search has reached its visits (tree reuse: every tree of
-   the game advances to the new root, keeping the matching subtree), ending games on two passes,
-   resignation or the move cap;
+Two kinds of agent play:
+
+- an :class:`Agent` is a net searched in this process; the searches of all games batch together;
+- a :class:`TurnAgent` answers one move at a time (a GTP program, :class:`train.gtp_agent.GTPAgent`;
+  a random or scripted player): the pool starts its genmove and polls for the answer at every
+  step while the other slots keep batching.
+
+Each :meth:`GamePool.step`:
+
+1. starts a game in every idle slot (``next_game(slot) -> GameSpec | None``): set-up stones and
+   opening moves played, turn agents told;
+2. plays a move in every slot whose search has reached its visits or seconds (tree reuse: every
+   tree of the game advances to the new root, keeping the matching subtree), or whose turn agent
+   has answered; ends games on two passes, resignation, the move cap, or a forfeit of a turn
+   agent: time (no answer within its seconds), crash (its process died), illegal move, error (it
+   refused a command);
 3. groups the slots still searching by evaluator (and board size) and, per group, makes ONE
    ``collect_many`` call (one C call over all those trees), ONE forward pass and ONE
    ``backup_many`` call.  So the network sees ``batch`` leaves per call whatever the number of
    games, and Python work per step is per game, never per tree node.
 
 Per move the runner applies the :class:`PlaySettings`: Dirichlet noise at the root of full
-searches, temperature for the first moves, resignation below a threshold (unless the game is a
-no-resign game), a move cap, and optional playout cap randomisation (KataGo): most moves get a
-cheap search that is played but not recorded as a policy target.
+searches, temperature for the first moves, resignation by the engine's rule
+(:func:`engine.movepolicy.should_resign`) below a threshold (unless the game is a no-resign
+game), a move cap, and optional playout cap randomisation (KataGo): most moves get a cheap
+search that is played but not recorded as a policy target.
 
 Games in flight are inspectable and controllable per slot: :attr:`GamePool.slots` exposes each
 game, its moves so far (with the model id that chose each move), its agents and trees; a slot can
-be paused/resumed, abandoned, or switched to another agent mid-game (:meth:`Slot.set_agent`).
+be abandoned, or switched to another agent mid-game (:meth:`Slot.set_agent`).
 :meth:`GamePool.apply_new_model` implements the three answers to "a new model arrived" of
 ``--on-new-model``: discard, finish, switch.
 """
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, backup_many, collect_many, feature_planes, other
+from engine import coords
+from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_many, collect_many, feature_planes, other
+from engine.movepolicy import should_resign
 from engine.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
-from train.records import GameRecord, MoveInfo, build_record
+from train.gamespec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
+from train.gtp_client import EngineDied, EngineTimeout, GTPError
+from train.records import MoveInfo
+
+__all__ = ["Agent", "FinishedGame", "GamePool", "GameSpec", "MoveLimit", "PlaySettings", "Player", "PoolStats",
+           "Slot", "TurnAgent", "NEW_MODEL_POLICIES"]
 
 NEW_MODEL_POLICIES = ("discard", "finish", "switch")
-
-
-@dataclass
-class Agent:
-    """A network that plays: its id (recorded with every move), evaluator and search parameters.
-
-    Agents are compared by identity; two agents sharing an evaluator are batched together."""
-
-    model_id: str
-    evaluator: Any                      # engine.evaluator.Evaluator
-    params: SearchParams = field(default_factory=SearchParams)
-
-    @property
-    def feature_set(self) -> str:
-        return getattr(self.evaluator, "feature_set", "rich")
-
-
-@dataclass
-class PlaySettings:
-    """How moves are searched and chosen in one game."""
-
-    visits: int = 100                   # root visits of a full search (reused subtree included)
-    cheap_visits: int = 0               # playout cap randomisation: visits of a cheap search (0: off)
-    full_search_prob: float = 0.25      # with cheap_visits > 0: share of moves given a full search
-    temperature_moves: int = 0          # the first this many moves (plies) sample visits^(1/T)
-    temperature: float = 1.0            # T of those moves; later moves take the most visited
-    noise_epsilon: float = 0.25         # Dirichlet noise weight at the root of full searches (0: off)
-    noise_alpha: float = 10.83          # total Dirichlet concentration (alpha per move = this / legal)
-    resign_threshold: float | None = None   # resign when the root value falls below (None: never)
-    max_moves: int | None = None        # move cap, scored as if passed out (None: 2 * N * N)
-    record_policy: bool = True          # keep visit distributions of full searches
-    root: str = "puct"                  # puct | gumbel (engine.rootsearch: sequential halving, no noise,
-                                        # no temperature; visits = new simulations per move)
-    gumbel_considered: int = 16         # gumbel: moves sampled at the root (m)
-    forced_playouts_k: float = 0.0      # puct: KataGo's forced playouts + target pruning in full searches
-
-    def move_cap(self, size: int) -> int:
-        return self.max_moves if self.max_moves is not None else 2 * size * size
-
-
-@dataclass
-class GameSpec:
-    """A game for a slot: board, rules, one agent per colour, settings and a seed."""
-
-    size: int
-    rules: Rules
-    black: Agent
-    white: Agent
-    settings: PlaySettings = field(default_factory=PlaySettings)
-    seed: int = 0
-    allow_resign: bool = True           # False: a no-resign (calibration) game
-    tag: Any = None                     # the caller's data (game name, pairing, ...)
-
-
-@dataclass
-class FinishedGame:
-    """A game that ended (or was abandoned: ``reason == "abandoned"``)."""
-
-    slot: int
-    spec: GameSpec
-    game: Game
-    moves: list[MoveInfo]
-    reason: str                         # passes | resign | move cap | abandoned
-    winner: int                         # BLACK, WHITE, 0 = draw or abandoned
-    started: float
-    finished: float
-    leaves: int = 0                     # positions this game sent to evaluators (all its searches)
-    players: dict[int, list[str]] | None = None   # model ids per colour: set-up, then switches
-
-    def record(self) -> GameRecord:
-        """The training record (ValueError for an abandoned game).  It names the players of
-        both colours from the set-up, even when the game ended before a colour moved."""
-        if self.reason == "abandoned":
-            raise ValueError("an abandoned game has no record")
-        s = self.spec.settings
-        players = self.players or {BLACK: [self.spec.black.model_id], WHITE: [self.spec.white.model_id]}
-        return build_record(self.game, self.moves, reason=self.reason, winner=self.winner,
-                            no_resign=not self.spec.allow_resign,
-                            resign_threshold=s.resign_threshold if self.spec.allow_resign else None,
-                            seed=self.spec.seed, started=self.started, finished=self.finished,
-                            players=players)
 
 
 @dataclass
@@ -150,7 +90,7 @@ class PoolStats:
                             for f in dataclasses.fields(self)})
 
 
-IDLE, PLAYING, PAUSED = "idle", "playing", "paused"
+IDLE, PLAYING = "idle", "playing"
 
 
 class Slot:
@@ -162,11 +102,13 @@ class Slot:
         self.status = IDLE
         self.spec: GameSpec | None = None
         self.game: Game | None = None
-        self.agents: dict[int, Agent] = {}
-        self.trees: dict[int, Search] = {}
+        self.agents: dict[int, Player] = {}
+        self.trees: dict[int, Search] = {}        # the colours played by an Agent
         self.moves: list[MoveInfo] = []
+        self.setup: list[int] = []                # handicap stones on the board
         self.players: dict[int, list[str]] = {}   # model ids each colour was given, in order
         self.started = 0.0
+        self.turn_started = 0.0          # time.monotonic() when the current move was asked for
         self.target = 0                  # root visits the current search must reach
         self.full = True                 # the current search is a full one
         self.stalled = False             # the search cannot grow (forces the move)
@@ -184,9 +126,14 @@ class Slot:
         return self.game.to_move
 
     @property
-    def agent(self) -> Agent:
+    def agent(self) -> Player:
         """The agent to move."""
         return self.agents[self.to_move]
+
+    @property
+    def turn_based(self) -> bool:
+        """The side to move is a turn agent (polled, not searched here)."""
+        return not isinstance(self.agent, Agent)
 
     @property
     def tree(self) -> Search:
@@ -207,26 +154,45 @@ class Slot:
             return True
         if self.gumbel is not None:
             return self.gumbel.update()
-        return self.tree.visits >= self.target
+        if self.tree.visits >= self.target:
+            return True
+        seconds = self.spec.limit(self.to_move).seconds if self.spec is not None else None
+        return (seconds is not None and self.tree.visits > 0
+                and time.monotonic() - self.turn_started >= seconds)
 
     # -- control ----------------------------------------------------------------------------
     def start(self, spec: GameSpec) -> None:
-        """Begins ``spec`` in this slot (the previous game, if any, is dropped)."""
+        """Begins ``spec`` in this slot (the previous game, if any, is dropped): the handicap
+        stones and the opening moves are played (MoveInfo with no search for the latter), trees
+        made for the agents.  The first move is not asked for yet.  ValueError for a handicap
+        the board does not allow or an illegal opening (the caller's bug)."""
         self._release_trees()
         self.spec = spec
-        self.game = Game(spec.size, spec.rules)
+        self.game = game = Game(spec.size, spec.rules)
         self.moves = []
         self.agents = {BLACK: spec.black, WHITE: spec.white}
         self.players = {BLACK: [spec.black.model_id], WHITE: [spec.white.model_id]}
         self.trees = {}
         self._rng = np.random.default_rng([spec.seed, self.index])
         self._seed = spec.seed
+        self.setup = spec.handicap_points()
+        for point in self.setup:
+            game.play(point, BLACK)
+        if self.setup:
+            game.set_to_move(WHITE)
+        for point in spec.opening:
+            color = game.to_move
+            try:
+                game.play(point, color)
+            except IllegalMoveError as exc:
+                raise ValueError(f"illegal opening move {point}: {exc}") from exc
+            self.moves.append(MoveInfo(color, point, self.agents[color].model_id, 0, 0.0, None))
         for color in (BLACK, WHITE):
-            self._attach_tree(color)
+            if isinstance(self.agents[color], Agent):
+                self._attach_tree(color)
         self.started = time.time()
         self.leaves = 0
         self.status = PLAYING
-        self._begin_search()
 
     def set_agent(self, color: int, agent: Agent) -> None:
         """Switches ``color`` to ``agent`` mid-game: later moves record the new model id.  The
@@ -241,16 +207,8 @@ class Slot:
         if old is not None and self.trees.get(other(color)) is not old:
             self._spare_tree(old)       # a tree shared with the other colour stays with it
         self._attach_tree(color)
-        if self.status != IDLE:
+        if self.status != IDLE and not self.turn_based:
             self._begin_search()
-
-    def pause(self) -> None:
-        if self.status == PLAYING:
-            self.status = PAUSED
-
-    def resume(self) -> None:
-        if self.status == PAUSED:
-            self.status = PLAYING
 
     # -- internals --------------------------------------------------------------------------
     def _attach_tree(self, color: int) -> None:
@@ -258,6 +216,7 @@ class Slot:
         (or recycled) tree at the current position."""
         agent = self.agents[color]
         o = other(color)
+        assert isinstance(agent, Agent)
         if o in self.trees and self.agents[o] is agent:
             self.trees[color] = self.trees[o]
             return
@@ -289,14 +248,17 @@ class Slot:
         assert self.spec is not None
         s = self.spec.settings
         self.full = s.cheap_visits <= 0 or self._rng.random() < s.full_search_prob
-        self.target = s.visits if self.full else s.cheap_visits
+        visits = self.spec.limit(self.to_move).visits or s.visits
+        self.target = visits if self.full else s.cheap_visits
         self.stalled = False
         self.search_leaves = 0
         self.gumbel = None
         gumbel = s.root == "gumbel"
         noise = self.full and s.noise_epsilon > 0 and not gumbel
         forced = s.forced_playouts_k if self.full and not gumbel else 0.0
-        params = dataclasses.replace(self.agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
+        agent = self.agent
+        assert isinstance(agent, Agent)
+        params = dataclasses.replace(agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
                                      noise_alpha=s.noise_alpha, forced_playouts_k=forced)
         self.tree.set_params(params)
         if noise:
@@ -354,7 +316,7 @@ class GamePool:
         return [s for s in self.slots if s.status == PLAYING]
 
     def active(self) -> list[Slot]:
-        """Slots holding a game (playing or paused)."""
+        """Slots holding a game."""
         return [s for s in self.slots if s.status != IDLE]
 
     @property
@@ -369,7 +331,7 @@ class GamePool:
         if slot.status == IDLE or slot.game is None or slot.spec is None:
             return None
         gone = FinishedGame(slot.index, slot.spec, slot.game, slot.moves, "abandoned", 0,
-                            slot.started, time.time(), slot.leaves)
+                            slot.started, time.time(), slot.leaves, setup=slot.setup)
         slot.status = IDLE
         slot._release_trees()
         slot.game, slot.spec, slot.moves = None, None, []
@@ -396,7 +358,7 @@ class GamePool:
         stale = stale or (lambda a: a.model_id != agent.model_id)
         hit = 0
         for slot in self.active():
-            colors = [c for c in (BLACK, WHITE) if stale(slot.agents[c])]
+            colors = [c for c in (BLACK, WHITE) if isinstance(slot.agents[c], Agent) and stale(slot.agents[c])]
             if not colors:
                 continue
             hit += 1
@@ -411,22 +373,36 @@ class GamePool:
 
     # -- running --------------------------------------------------------------------------
     def step(self) -> list[FinishedGame]:
-        """One round: start games, play the moves whose searches are done, then one batched
-        evaluation per evaluator.  Returns the games that finished."""
+        """One round: start games, play the moves whose searches are done or whose turn agents
+        have answered, then one batched evaluation per evaluator.  Returns the games that
+        finished."""
         finished: list[FinishedGame] = []
         t0 = time.perf_counter()
         if self.accepting:
-            self._fill_idle()
+            for slot in self.slots:
+                if slot.status == IDLE:
+                    self._fill_slot(slot, finished)
         for slot in self.playing():
+            refilled = False
             # Tree reuse can leave the next move's search already complete: play it at once.
-            while slot.status == PLAYING and slot.search_done:
-                done = self._play_move(slot)
+            while slot.status == PLAYING:
+                if slot.turn_based:
+                    done = self._poll_turn(slot)
+                    if done is None and slot.turn_based and slot.status == PLAYING:
+                        break           # no answer yet (or the next move is a turn agent's too)
+                elif slot.search_done:
+                    done = self._play_move(slot)
+                else:
+                    break
                 if done is not None:
                     finished.append(done)
-                    if self.accepting:
-                        self._fill_slot(slot)
+                    if self.accepting and not refilled:
+                        refilled = True  # once per step: an agent failing every set-up cannot spin here
+                        self._fill_slot(slot, finished)
         self.stats.move_seconds += time.perf_counter() - t0
-        self._search_round()
+        searched = self._search_round()
+        if not searched and not finished and any(s.turn_based for s in self.playing()):
+            time.sleep(0.001)           # only turn agents are thinking: do not spin the CPU
         self.stats.steps += 1
         return finished
 
@@ -437,29 +413,94 @@ class GamePool:
             if self.idle:
                 return
 
-    def _fill_idle(self) -> None:
-        for slot in self.slots:
-            if slot.status == IDLE:
-                self._fill_slot(slot)
-
-    def _fill_slot(self, slot: Slot) -> None:
+    def _fill_slot(self, slot: Slot, finished: list[FinishedGame]) -> None:
+        """Starts the next game in ``slot`` (or leaves it idle); a game lost at its set-up (a turn
+        agent failing) goes to ``finished``."""
         spec = self.next_game(slot)
         if spec is None:
             slot.status = IDLE
             slot._release_trees()
             slot.game, slot.spec, slot.moves = None, None, []
-        else:
-            slot.start(spec)
+            return
+        slot.start(spec)
+        done = self._tell_setup(slot) or self._begin_turn(slot)
+        if done is not None:
+            finished.append(done)
 
-    def _search_round(self) -> None:
+    def _tell_setup(self, slot: Slot) -> FinishedGame | None:
+        """Starts the game in the turn agents and plays the set-up into them; a failure is a
+        forfeit of that agent."""
+        game, spec = slot.game, slot.spec
+        assert game is not None and spec is not None
+        turn = [c for c in (BLACK, WHITE) if not isinstance(slot.agents[c], Agent)]
+        for color in turn:
+            try:
+                slot.agents[color].new_game(spec.size, spec.rules.komi, spec.rules.name)
+            except (EngineTimeout, EngineDied, GTPError) as exc:
+                return self._forfeit(slot, color, exc, "new game failed")
+            slot.players[color] = [slot.agents[color].model_id]   # a GTP engine's name is known now
+        for color, point in game.moves:
+            for receiver in turn:
+                try:
+                    slot.agents[receiver].play(color, point)
+                except (EngineTimeout, EngineDied, GTPError) as exc:
+                    return self._forfeit(slot, receiver, exc, f"set-up move {_vertex(point, game.size)}")
+        return None
+
+    def _begin_turn(self, slot: Slot) -> FinishedGame | None:
+        """Asks the side to move for its move: a search, or a turn agent's genmove."""
+        slot.turn_started = time.monotonic()
+        if not slot.turn_based:
+            slot._begin_search()
+            return None
+        color = slot.to_move
+        try:
+            slot.agent.start_genmove(color, slot.spec.limit(color).seconds)  # type: ignore[union-attr]
+        except (EngineTimeout, EngineDied, GTPError) as exc:
+            return self._forfeit(slot, color, exc, "genmove")
+        return None
+
+    def _poll_turn(self, slot: Slot) -> FinishedGame | None:
+        """Plays the turn agent's move if it has answered; its forfeits end the game."""
+        game, spec = slot.game, slot.spec
+        assert game is not None and spec is not None
+        color, agent = slot.to_move, slot.agent
+        limit = spec.limit(color).seconds
+        try:
+            move = agent.poll_genmove()  # type: ignore[union-attr]
+        except (EngineTimeout, EngineDied, GTPError) as exc:
+            return self._forfeit(slot, color, exc, "genmove")
+        except ValueError as exc:
+            return self._forfeit(slot, color, exc, "unreadable move", reason="illegal")
+        elapsed = time.monotonic() - slot.turn_started
+        if limit is not None and elapsed > limit and (move is not None or elapsed > limit + 1.0):
+            if move is None and hasattr(agent, "kill"):
+                agent.kill()            # it would still be thinking in its next game
+            return self._finish(slot, "time", other(color),
+                                _blame(slot, color, f"move took {elapsed:.2f} s, limit {limit:g} s"))
+        if move is None:
+            return None
+        if move == "resign":
+            return self._finish(slot, "resign", other(color))
+        try:
+            game.play(move, color)  # type: ignore[arg-type]
+        except (IllegalMoveError, ValueError) as exc:
+            why = getattr(exc, "reason", str(exc))
+            return self._finish(slot, "illegal", other(color),
+                                _blame(slot, color, f"illegal move {_vertex(move, game.size)} ({why})"))
+        return self._after_play(slot, MoveInfo(color, int(move), agent.model_id, 0, 0.0, None, elapsed))
+
+    def _search_round(self) -> bool:
+        """One batched evaluation per (evaluator, size) group of searching slots; whether any."""
         groups: dict[tuple[int, int], list[Slot]] = defaultdict(list)
         for slot in self.slots:
-            if slot.status == PLAYING and not slot.search_done:
+            if slot.status == PLAYING and not slot.turn_based and not slot.search_done:
                 groups[(id(slot.agent.evaluator), slot.spec.size)].append(slot)  # type: ignore[union-attr]
         for (_, size), slots in groups.items():
-            evaluator = slots[0].agent.evaluator
+            evaluator = slots[0].agent.evaluator  # type: ignore[union-attr]
             for i in range(0, len(slots), self.batch):
                 self._evaluate_group(evaluator, size, slots[i:i + self.batch])
+        return bool(groups)
 
     def _evaluate_group(self, evaluator: Any, size: int, slots: list[Slot]) -> None:
         """One collect_many, one forward pass and one backup_many over ``slots``."""
@@ -502,8 +543,9 @@ class GamePool:
         tree, agent = slot.tree, slot.agent
         value = tree.value
         visits = tree.visits
-        if (spec.allow_resign and s.resign_threshold is not None and visits > 1
-                and value < s.resign_threshold):
+        if (spec.allow_resign and s.resign_threshold is not None
+                and should_resign((value + 1.0) / 2.0, len(game.moves), game.size, (s.resign_threshold + 1.0) / 2.0,
+                                  visits, handicap=len(slot.setup), white=color == WHITE)):
             return self._finish(slot, "resign", other(color))
         policy = None
         gumbel = slot.gumbel if slot.gumbel is not None and slot.gumbel.started else None
@@ -523,28 +565,59 @@ class GamePool:
             point = tree.choose()
         slot.gumbel = None
         game.play(point, color)
-        slot.moves.append(MoveInfo(color, point, agent.model_id, visits, value, policy))
-        for t in {id(t): t for t in slot.trees.values()}.values():
-            t.advance(point, color)
-        self.stats.moves += 1
         self.stats.full_moves += int(slot.full)
+        return self._after_play(slot, MoveInfo(color, point, agent.model_id, visits, value, policy,
+                                               time.monotonic() - slot.turn_started))
+
+    def _after_play(self, slot: Slot, info: MoveInfo) -> FinishedGame | None:
+        """Records a move just played into the game: trees advance, a turn agent opponent is
+        told; ends the game on two passes or the move cap, else asks for the next move."""
+        game, spec = slot.game, slot.spec
+        assert game is not None and spec is not None
+        slot.moves.append(info)
+        for t in {id(t): t for t in slot.trees.values()}.values():
+            t.advance(info.point, info.color)
+        self.stats.moves += 1
+        opponent = other(info.color)
+        if not isinstance(slot.agents[opponent], Agent):
+            try:
+                slot.agents[opponent].play(info.color, info.point)
+            except (EngineTimeout, EngineDied, GTPError) as exc:
+                return self._forfeit(slot, opponent, exc, f"play {_vertex(info.point, game.size)}")
         if game.is_over:
             return self._finish(slot, "passes")
-        if len(game.moves) >= s.move_cap(game.size):
+        if len(game.moves) - len(slot.setup) >= spec.settings.move_cap(game.size):
             return self._finish(slot, "move cap")
-        slot._begin_search()
-        return None
+        return self._begin_turn(slot)
 
-    def _finish(self, slot: Slot, reason: str, winner: int | None = None) -> FinishedGame:
+    def _forfeit(self, slot: Slot, loser: int, exc: BaseException, what: str,
+                 reason: str | None = None) -> FinishedGame:
+        """Ends the game lost by ``loser``, whose agent raised ``exc`` doing ``what``: on time
+        (EngineTimeout), crash (EngineDied), or ``reason`` (default: error, a refused command)."""
+        if reason is None:
+            reason = "time" if isinstance(exc, EngineTimeout) else "crash" if isinstance(exc, EngineDied) else "error"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return self._finish(slot, reason, other(loser), _blame(slot, loser, f"{what}: {first}"))
+
+    def _finish(self, slot: Slot, reason: str, winner: int | None = None, detail: str = "") -> FinishedGame:
         game, spec = slot.game, slot.spec
         assert game is not None and spec is not None
         if winner is None:
             score = game.score()
             winner = BLACK if score > 0 else WHITE if score < 0 else 0
         done = FinishedGame(slot.index, spec, game, slot.moves, reason, winner, slot.started, time.time(),
-                            slot.leaves, players=slot.players)
+                            slot.leaves, players=slot.players, detail=detail, setup=slot.setup)
         slot.status = IDLE
         slot._release_trees()
         slot.game, slot.spec, slot.moves = None, None, []
         self.stats.games += 1
         return done
+
+
+def _vertex(point: int, size: int) -> str:
+    return coords.to_gtp(point, size) if 0 <= point <= size * size else str(point)
+
+
+def _blame(slot: Slot, color: int, text: str) -> str:
+    """``text`` prefixed with the colour and name of the player it is about."""
+    return f"{'Black' if color == BLACK else 'White'} ({slot.agents[color].model_id}): {text}"

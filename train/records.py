@@ -1,5 +1,5 @@
-"""Game records: what a finished self-play (or gating) game leaves on disk, and how training
-gets its positions back.
+"""Game records: the one record of every game the project plays (self-play, gating, matches,
+ladders), what a finished game leaves on disk, and how training gets its positions back.
 
 Each finished game is written twice, atomically (temp file + ``os.replace``):
 
@@ -29,11 +29,20 @@ Each finished game is written twice, atomically (temp file + ``os.replace``):
                                      game that ends before a colour moves still names it;
                                      absent in older records (same RECORD_VERSION: the
                                      fields are optional): derived from the moves
+  setup               int16 [H]      optional: handicap stones, Black's, placed before the
+                                     moves (White moves first then); absent: none
+  opening_moves       int            optional: the first this many moves were forced (a
+                                     random opening), not chosen by the players; absent: 0
+  seconds             float32 [T]    optional: wall time that chose each move
+  detail              str            optional: how a forfeit or a failed count happened
+  referee_score       float32        optional: a referee engine's count (nan: none), which
+                                     then decides the winner instead of ``score``
   winner              int8           BLACK, WHITE or 0 (draw)
   score               float32        final Tromp-Taylor score, Black minus White minus komi
   ownership           int8 [N, N]    final area owner per point (0 neutral, 1 black, 2 white)
   scored              bool           the game was played out (score/ownership are targets)
-  reason              str            "passes", "resign" or "move cap"
+  reason              str            how it ended, one of ENDINGS: "passes", "resign", "move
+                                     cap", or a forfeit: "time", "crash", "illegal", "error"
   no_resign           bool           resignation was disabled (calibration game)
   resign_threshold    float32        threshold in force (nan: resignation off)
   seed, started, finished             the game's seed and wall-clock times
@@ -61,11 +70,29 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from engine import sgf
-from engine.core import BLACK, WHITE, Game, Rules
+from engine.core import BLACK, WHITE, Game, Rules, feature_planes
 from train.rundir import atomic_write
 
 RECORD_VERSION = 1
-RESULT_REASONS = ("passes", "resign", "move cap")
+#: Forfeits: the offending side loses on time, by a crash, an illegal (or unreadable) move, or
+#: an error (a GTP engine refused a command).
+FORFEITS = ("time", "crash", "illegal", "error")
+#: Every way a game ends: two passes and the move cap are counted, the rest decide the winner.
+ENDINGS = ("passes", "resign", "move cap") + FORFEITS
+
+
+def result_text(winner: int, reason: str, score: float) -> str:
+    """The SGF/GTP result of a game, the one formatter: ``B+R`` (resignation), ``W+T`` (time),
+    ``B+F`` (crash, illegal move, error), else the count ``B+3.5``, ``W+0.5`` or ``0`` (draw);
+    ``score`` is Black minus White."""
+    if winner in (BLACK, WHITE) and reason not in ("passes", "move cap"):
+        letter = "B" if winner == BLACK else "W"
+        return f"{letter}+{'R' if reason == 'resign' else 'T' if reason == 'time' else 'F'}"
+    if score > 0:
+        return f"B+{score:g}"
+    if score < 0:
+        return f"W+{-score:g}"
+    return "0"
 
 
 @dataclass
@@ -98,6 +125,11 @@ class GameRecord:
     # The models assigned to each colour by the game's set-up, in order (a mid-game switch adds
     # one); empty: not known (an older record), the moves say who played.
     players: dict[int, list[str]] = field(default_factory=dict)
+    setup: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))   # handicap stones
+    opening_moves: int = 0              # the first moves were forced (a random opening)
+    seconds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))   # [T] or empty
+    detail: str = ""                    # forfeit or failed count, in words
+    referee_score: float | None = None  # a referee engine's count, Black minus White
 
     # -- derived views -------------------------------------------------------------------
     @property
@@ -116,15 +148,37 @@ class GameRecord:
     def rules_value(self) -> Rules:
         return Rules.preset(self.rules, self.komi) if self.rules in Rules.PRESETS else _parse_rules(self.rules, self.komi)
 
+    @property
+    def final_score(self) -> float:
+        """The count that decided a counted game: the referee's, else Tromp-Taylor's."""
+        return self.referee_score if self.referee_score is not None else self.score
+
     def result_string(self) -> str:
-        """``B+R``/``W+R`` for resignations, else ``B+3.5``/``W+0.5``/``0`` (Tromp-Taylor)."""
-        if self.resigned:
-            return "B+R" if self.winner == BLACK else "W+R"
-        if self.score > 0:
-            return f"B+{self.score:g}"
-        if self.score < 0:
-            return f"W+{-self.score:g}"
-        return "0"
+        """The result (:func:`result_text`): ``B+R``, ``W+T``, ``B+F``, ``B+3.5``, ``0``..."""
+        return result_text(self.winner, self.reason, self.final_score)
+
+    def comment(self) -> str:
+        """How the game ended, in words (the SGF game comment)."""
+        loser = "White" if self.winner == BLACK else "Black"
+        if self.reason == "resign":
+            text = f"{loser} resigned."
+        elif self.reason in ("passes", "move cap"):
+            why = "two passes" if self.reason == "passes" else "the move cap"
+            by = "referee" if self.referee_score is not None else "core"
+            text = f"Game ended by {why}; counted by {by}: {self.result_string()}."
+        elif self.reason == "time":
+            text = f"{loser} lost on time."
+        elif self.reason == "crash":
+            text = f"{loser} forfeits: engine crashed."
+        elif self.reason == "illegal":
+            text = f"{loser} forfeits: illegal move."
+        else:
+            text = f"{loser} forfeits: engine error."
+        if self.detail:
+            text += f" {self.detail}"
+        if self.opening_moves:
+            text += f" The first {self.opening_moves} moves were a random opening."
+        return text
 
     def policy_target(self, t: int) -> np.ndarray:
         """Dense float32 [N*N+1] policy target of move ``t`` (zeros for a cheap search)."""
@@ -182,29 +236,35 @@ class MoveInfo:
     visits: int
     value: float                        # root value after the search, mover's view
     policy: np.ndarray | None           # visit distribution (float32 [N*N+1]) or None (cheap)
+    seconds: float = 0.0                # wall time from asking for the move to getting it
 
 
 def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: int | None = None,
                  no_resign: bool = False, resign_threshold: float | None = None, seed: int = 0,
                  started: float = 0.0, finished: float | None = None,
-                 players: Mapping[int, Sequence[str]] | None = None) -> GameRecord:
+                 players: Mapping[int, Sequence[str]] | None = None, setup: Sequence[int] = (),
+                 opening_moves: int = 0, detail: str = "") -> GameRecord:
     """The record of ``game`` (its final position) played with ``moves``.
 
-    ``reason`` is "passes", "resign" or "move cap"; ``winner`` is required for "resign" (the side
-    that did NOT resign) and otherwise taken from the Tromp-Taylor score.  ``players``: the model
-    ids the game's set-up assigned to each colour (BLACK/WHITE -> ids in order); the record names
-    them even if the game ended before that colour moved (models that chose moves are added).
-    Raises ValueError on an unknown reason or when ``moves`` do not match ``game.moves``."""
-    if reason not in RESULT_REASONS:
+    ``setup``: the handicap stones, played into ``game`` as Black's first moves before ``moves``
+    (White to move after them); ``opening_moves``: how many of ``moves`` were forced.
+    ``reason`` is one of ENDINGS; ``winner`` is required for a resignation or a forfeit (the side
+    that did NOT resign or forfeit) and otherwise taken from the Tromp-Taylor score.
+    ``players``: the model ids the game's set-up assigned to each colour (BLACK/WHITE -> ids in
+    order); the record names them even if the game ended before that colour moved (models that
+    chose moves are added).  Raises ValueError on an unknown reason or when ``setup`` and
+    ``moves`` do not match ``game.moves``."""
+    if reason not in ENDINGS:
         raise ValueError(f"unknown game end {reason!r}")
-    if [(m.color, m.point) for m in moves] != list(game.moves):
+    expected = [(BLACK, int(p)) for p in setup] + [(m.color, m.point) for m in moves]
+    if expected != list(game.moves):
         raise ValueError("move records do not match the game's moves")
     n = game.size
     score = game.score()
-    scored = reason != "resign"
-    if reason == "resign":
+    scored = reason in ("passes", "move cap")
+    if not scored:
         if winner not in (BLACK, WHITE):
-            raise ValueError("a resigned game needs the winner")
+            raise ValueError(f"a game ended by {reason} needs the winner")
     else:
         winner = BLACK if score > 0 else WHITE if score < 0 else 0
     ids: list[str] = []
@@ -241,7 +301,9 @@ def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: 
         resign_threshold=math.nan if resign_threshold is None else float(resign_threshold),
         seed=int(seed), started=float(started),
         finished=float(time.time() if finished is None else finished),
-        players={c: [str(m) for m in (players or {}).get(c, ())] for c in (BLACK, WHITE)})
+        players={c: [str(m) for m in (players or {}).get(c, ())] for c in (BLACK, WHITE)},
+        setup=np.array(list(setup), np.int16), opening_moves=int(opening_moves),
+        seconds=np.array([m.seconds for m in moves], np.float32), detail=detail)
     rec.players = rec.player_models()           # the set-up's players and every model that moved
     return rec
 
@@ -264,7 +326,10 @@ def to_npz_bytes(rec: GameRecord) -> bytes:
         started=np.float64(rec.started), finished=np.float64(rec.finished))
     players = rec.player_models()
     arrays.update(players_black=np.array(players[BLACK], dtype=np.str_),
-                  players_white=np.array(players[WHITE], dtype=np.str_))
+                  players_white=np.array(players[WHITE], dtype=np.str_),
+                  setup=rec.setup.astype(np.int16), opening_moves=np.int32(rec.opening_moves),
+                  seconds=rec.seconds.astype(np.float32), detail=np.str_(rec.detail),
+                  referee_score=np.float32(math.nan if rec.referee_score is None else rec.referee_score))
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     return buf.getvalue()
@@ -292,6 +357,11 @@ def read_npz(path: str | os.PathLike) -> GameRecord:
                 seed=int(z["seed"]), started=float(z["started"]), finished=float(z["finished"]),
                 players={c: [str(s) for s in z[key]] for c, key in ((BLACK, "players_black"),
                                                                    (WHITE, "players_white")) if key in z.files})
+            if "setup" in z.files:          # optional fields (records written before them lack them)
+                referee = float(z["referee_score"])
+                rec.setup, rec.opening_moves = z["setup"].astype(np.int16), int(z["opening_moves"])
+                rec.seconds, rec.detail = z["seconds"].astype(np.float32), str(z["detail"])
+                rec.referee_score = None if math.isnan(referee) else referee
     except Exception as exc:          # zipfile, numpy and OS errors of all kinds
         raise ValueError(f"{path}: not a valid game record ({type(exc).__name__}: {exc})") from exc
     t = len(rec.moves)
@@ -311,7 +381,8 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
     n = rec.size
     models = rec.player_models()
     lines = [f"models: black {', '.join(models[BLACK]) or '-'}; white {', '.join(models[WHITE]) or '-'}",
-             f"end: {rec.reason}; Tromp-Taylor score of the final position {rec.score:+g}",
+             f"end: {rec.reason}; Tromp-Taylor score of the final position {rec.score:+g}"
+             + (f", referee's count {rec.referee_score:+g}" if rec.referee_score is not None else ""),
              f"rules {rec.rules}, komi {rec.komi:g}; seed {rec.seed}"]
     if rec.no_resign:
         lines.append("resignation disabled (calibration game)")
@@ -323,8 +394,13 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
     prev_model = None
     for t in range(rec.length):
         winrate = (float(rec.values[t]) + 1.0) / 2.0
-        text = f"visits {int(rec.visits[t])} winrate {winrate:.3f}"
-        if not rec.full[t]:
+        if t < rec.opening_moves:
+            text = "random opening move"
+        elif int(rec.visits[t]) == 0:
+            text = "no search"          # a move from outside (a GTP engine)
+        else:
+            text = f"visits {int(rec.visits[t])} winrate {winrate:.3f}"
+        if not rec.full[t] and int(rec.visits[t]) > 0:
             text += " fast"
         model = rec.model_of_move(t)
         if model != prev_model:
@@ -333,15 +409,18 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
         comments.append(text)
     moves = [(int(rec.colors[t]), int(rec.moves[t])) for t in range(rec.length)]
     date = datetime.datetime.fromtimestamp(rec.finished, datetime.timezone.utc).date() if rec.finished else None
-    return sgf.write_game(n, float(rec.komi), rec.rules, moves, result=rec.result_string(),
+    setup = [int(p) for p in rec.setup]
+    return sgf.write_game(n, float(rec.komi), rec.rules, moves, setup_black=setup, handicap=len(setup),
+                          to_move=WHITE if setup else None, result=rec.result_string(),
                           black=",".join(models[BLACK]) or "-", white=",".join(models[WHITE]) or "-",
-                          root_comment="\n".join(lines), move_comments=comments,
+                          root_comment="\n".join(lines), game_comment=rec.comment(), move_comments=comments,
                           application=(application, "1"), game_name=game_name or None, date=date)
 
 
-def write_sgf(path: str | os.PathLike, rec: GameRecord, game_name: str = "") -> None:
+def write_sgf(path: str | os.PathLike, rec: GameRecord, game_name: str = "",
+              application: str = "goengine-train") -> None:
     """Writes the SGF atomically."""
-    data = to_sgf_bytes(rec, game_name=game_name)
+    data = to_sgf_bytes(rec, game_name=game_name, application=application)
     atomic_write(path, lambda f: f.write(data))
 
 
@@ -379,13 +458,11 @@ def positions(rec: GameRecord, indices: Sequence[int] | np.ndarray, feature_set:
 
     ``out_planes`` (float32 [len(indices), P, N, N]) may be given to avoid an allocation.
     Raises IllegalMoveError if the record does not replay (a corrupt record)."""
-    from engine.core import feature_planes
-
     idx = np.asarray(indices, dtype=np.int64)
     n = rec.size
     b = len(idx)
     planes = out_planes if out_planes is not None else np.empty((b, feature_planes(feature_set), n, n), np.float32)
-    game = Game(n, rec.rules_value())
+    game = start_position(rec)
     order = np.argsort(idx, kind="stable")
     t = 0
     for j in order:
@@ -415,9 +492,20 @@ def positions(rec: GameRecord, indices: Sequence[int] | np.ndarray, feature_set:
                      score=sign * np.float32(rec.score), aux_weight=weight, indices=idx)
 
 
+def start_position(rec: GameRecord) -> Game:
+    """The position before ``rec``'s first move: the empty board, or the handicap stones with
+    White to move."""
+    game = Game(rec.size, rec.rules_value())
+    for p in rec.setup:
+        game.play(int(p), BLACK)
+    if len(rec.setup):
+        game.set_to_move(WHITE)
+    return game
+
+
 def replay(rec: GameRecord) -> Game:
     """The final position of ``rec`` replayed through the C core (IllegalMoveError if corrupt)."""
-    game = Game(rec.size, rec.rules_value())
+    game = start_position(rec)
     for c, p in zip(rec.colors, rec.moves):
         game.play(int(p), int(c))
     return game

@@ -29,7 +29,7 @@ soon as the trainer writes it.
   (checkpoint written -> self-play plays it), time spent waiting.
 
 Stage process: ``python -m train.selfplay --run-dir DIR [--worker K]`` (started by train.loop).
-``python -m train.selfplay bench ...`` measures throughput without a run directory.
+``python -m tools.selfplay_bench ...`` measures throughput without a run directory.
 """
 from __future__ import annotations
 
@@ -41,10 +41,14 @@ from collections import deque
 from typing import Any
 
 import numpy as np
+import torch
 
+from engine import weights
 from engine.core import BLACK, WHITE, Rules, SearchParams
+from engine.evaluator import TorchEvaluator
+from engine.precision import resolve
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
-from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, PoolStats, Slot
+from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
 from train.records import GameRecord, read_npz, write_npz, write_sgf
 from train.rundir import GameName, RunDir
 
@@ -124,9 +128,6 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
     """An agent for the checkpoint at ``path``: a TorchEvaluator (random symmetry per
     evaluation, cache) and self-play search parameters (most visited move after the temperature
     moves: no LCB, as AlphaGo Zero)."""
-    from engine import weights
-    from engine.evaluator import TorchEvaluator
-    from engine.precision import resolve
     model, _ = weights.load(path)
     precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
     ev = TorchEvaluator(model, device=device, symmetries="random", seed=seed, cache_size=cfg.cache_size,
@@ -324,8 +325,6 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
         model_poll_s: float = 2.0) -> int:
     """The self-play stage (see the module docstring).  SIGTERM/SIGINT: abandon the games in
     flight and exit; SIGUSR1: finish them, start no more, exit.  Returns an exit status."""
-    import torch
-
     die_with_parent(parent_pid)
     stop = StopFlag(parent_pid)
     rd = RunDir(run_dir)
@@ -382,105 +381,10 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
     return 0
 
 
-# ---------------------------------------------------------------------------------------------
-# Throughput benchmark
-
-
-def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, rounds: int = 6) -> dict[str, Any]:
-    """Self-play throughput with a random net of the config's size, no files written, compared
-    with the bare forward pass at the same batch (``tools.bench.raw_benchmark``).
-
-    The two are measured in ``rounds`` alternating slices (self-play ``seconds/rounds``, then the
-    raw forward pass a third of that), so a machine whose load changes (other processes) affects
-    both alike.  Games/hour = positions/s * 3600 / mean game length, the length measured on the
-    games that finished (or None)."""
-    import torch
-    from engine.evaluator import TorchEvaluator
-    from tools.bench import raw_benchmark
-    from engine.network import GoNet, NetConfig
-
-    torch.set_num_threads(threads)
-    torch.manual_seed(cfg.seed)
-    model = GoNet(NetConfig(blocks=cfg.blocks, filters=cfg.filters, feature_set=cfg.feature_set)).eval()
-    from engine.precision import resolve
-    precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
-    dtype = precision["dtype"]
-    ev = TorchEvaluator(model, device=device, symmetries="random", seed=cfg.seed, cache_size=cfg.cache_size,
-                        **precision)
-    agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
-    settings = play_settings(cfg)
-    rules = Rules.preset(cfg.rules, cfg.komi)
-    counter = [0]
-
-    def next_game(slot: Slot) -> GameSpec:
-        counter[0] += 1
-        return GameSpec(cfg.board_size, rules, agent, agent, settings, seed=counter[0], allow_resign=False)
-
-    pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
-                    max_leaves_per_search=cfg.max_leaves_per_search)
-    for _ in range(3):
-        pool.step()                                 # warm up
-    mean_batch = pool.stats.leaves / max(1, pool.stats.forward_passes)
-    lengths: list[int] = []
-    sp_wall = raw_evals = raw_wall = 0.0
-    net_evals = 0
-    d = PoolStats()
-    for _ in range(max(1, rounds)):
-        s0, e0, t0 = pool.stats.snapshot(), ev.positions_evaluated, time.perf_counter()
-        while time.perf_counter() - t0 < seconds / max(1, rounds):
-            for fg in pool.step():
-                lengths.append(len(fg.moves))
-        sp_wall += time.perf_counter() - t0
-        part = pool.stats.minus(s0)
-        d = PoolStats(**{k: getattr(d, k) + getattr(part, k) for k in vars(d)})
-        net_evals += ev.positions_evaluated - e0
-        mean_batch = d.leaves / max(1, d.forward_passes)
-        slice_s = seconds / max(1, rounds) / 3
-        rate = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=slice_s,
-                             dtype=dtype, device=device, threads=threads,
-                             channels_last=precision["channels_last"])
-        raw_evals += rate * slice_s
-        raw_wall += slice_s
-    raw = raw_evals / raw_wall
-    mean_len = float(np.mean(lengths)) if lengths else None
-    out = {
-        "board_size": cfg.board_size, "net": f"{cfg.blocks}x{cfg.filters}", "visits": cfg.visits,
-        "parallel_games": cfg.parallel_games, "batch": cfg.batch, "threads": threads,
-        "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""),
-        "selfplay_seconds": round(sp_wall, 1), "games_finished": len(lengths), "mean_game_length": mean_len,
-        "positions_per_s": d.moves / sp_wall, "evals_per_s": d.leaves / sp_wall,
-        "net_evals_per_s": net_evals / sp_wall, "mean_batch": mean_batch,
-        "raw_evals_per_s_at_batch": raw, "ratio_evals_to_raw": d.leaves / sp_wall / raw,
-        "ratio_net_evals_to_raw": net_evals / sp_wall / raw,
-        "net_share": d.net_seconds / sp_wall, "search_share": d.search_seconds / sp_wall,
-        "move_share": d.move_seconds / sp_wall, "cache_hits": getattr(ev, "cache_hits", 0),
-        # Only from enough finished games: a random net's first games include very short ones.
-        "games_per_hour": d.moves / sp_wall * 3600.0 / mean_len if len(lengths) >= 20 else None,
-    }
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "bench":
-        from train.config import add_arguments, from_namespace
-        ap = argparse.ArgumentParser(prog="python -m train.selfplay bench",
-                                     description="Self-play throughput (games/h, positions/s, evals/s) "
-                                                 "with a random net, vs the bare forward pass.")
-        ap.add_argument("--seconds", type=float, default=60.0, help="self-play time measured")
-        ap.add_argument("--rounds", type=int, default=6, help="alternations with the raw forward pass")
-        add_arguments(ap)
-        a = ap.parse_args(argv[1:])
-        cfg = from_namespace(a).check()
-        import json
-        out = bench(cfg, a.seconds, cfg.selfplay_device or cfg.device, stage_threads(cfg, "selfplay"), a.rounds)
-        for k, v in out.items():
-            print(f"{k:32s} {v:.3f}" if isinstance(v, float) else f"{k:32s} {v}")
-        print(json.dumps(out))
-        return 0
     ap = argparse.ArgumentParser(prog="python -m train.selfplay",
                                  description="The self-play stage of a run (normally started by train.loop). "
-                                             "'python -m train.selfplay bench --help' for the benchmark.")
+                                             "Its throughput: python -m tools.selfplay_bench.")
     ap.add_argument("--run-dir", required=True)
     ap.add_argument("--worker", type=int, default=0, help="worker number (names its games)")
     ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")

@@ -10,6 +10,7 @@ on demand (N counts this engine's genmove commands, from 1):
   --illegal-after N  answer the Nth genmove with an occupied point
   --resign-after N   answer the Nth and every later genmove with "resign"
   --always-pass      answer every genmove with "pass"
+  --move-delay S     think S seconds before answering every genmove
   --no-ids           do not echo command ids
   --chatter          print a non-GTP line before every reply
   --name NAME        reply to "name"
@@ -40,6 +41,7 @@ def parse_args(argv: list[str] | None = None, **defaults: object) -> argparse.Na
     parser.add_argument("--illegal-after", type=int, default=0)
     parser.add_argument("--resign-after", type=int, default=0)
     parser.add_argument("--always-pass", action="store_true")
+    parser.add_argument("--move-delay", type=float, default=0.0)
     parser.add_argument("--no-ids", action="store_true")
     parser.add_argument("--chatter", action="store_true")
     parser.set_defaults(**defaults)
@@ -116,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             if genmoves == args.hang_after:
                 while True:
                     time.sleep(3600)
+            time.sleep(args.move_delay)
             if 0 < args.resign_after <= genmoves:
                 reply(True, cid, "resign")
                 continue

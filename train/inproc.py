@@ -1,0 +1,122 @@
+"""Our own nets as match engines, evaluated in this process: the ``inproc:PATH[:OPTIONS]`` engine
+spec of ``python -m train.match`` and the networks behind it, each loaded once and shared by every
+game of the match (in a :class:`train.pool.GamePool`, one forward pass per net per step).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine import weights
+from engine.evaluator import TorchEvaluator
+
+#: Engine specs starting with this are our engine in this process, not a GTP command.
+INPROC_PREFIX = "inproc:"
+#: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME``).
+INPROC_OPTIONS = ("visits", "device", "name")
+#: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
+DEFAULT_INPROC_VISITS = 400  # as ``python -m engine`` without limits
+
+
+@dataclass(frozen=True)
+class InProcessSpec:
+    """Our engine played in this process: the part of an engine spec after ``inproc:``.
+
+    ``weights`` is one of our ``.pt`` files or a Leela Zero ``.gz``/``.txt``
+    net (19x19 only); ``visits`` the root visits per move, counting those kept
+    from the previous move's tree (None: the match's ``--visits``); ``device``
+    the torch device (None: CUDA when available); ``name`` the display name
+    (None: the file name without its extension, so a run's checkpoint plays
+    under its model id, e.g. ``model-0000200``, as in gating SGFs).
+    """
+
+    weights: str
+    visits: int | None = None
+    device: str | None = None
+    name: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        base = Path(self.weights).name
+        for suffix in (".pt", ".gz", ".txt"):
+            if base.endswith(suffix) and len(base) > len(suffix):
+                base = base[: -len(suffix)]
+        return base
+
+
+def parse_inproc(command: str) -> InProcessSpec | None:
+    """The in-process spec of an engine command, or None for a GTP command line.
+
+    Syntax: ``inproc:PATH`` optionally followed by ``:KEY=VALUE`` options
+    (several separated by ``,`` or ``:``), KEY one of ``INPROC_OPTIONS``:
+    ``inproc:runs/9x9/models/model-0001000.pt:visits=200,device=cpu``.
+    Raises ValueError for an empty path, an unknown or repeated option, or a
+    bad value.
+    """
+    text = command.strip()
+    if not text.startswith(INPROC_PREFIX):
+        return None
+    parts = text[len(INPROC_PREFIX):].split(":")
+    options: dict[str, str] = {}
+    while len(parts) > 1 and "=" in parts[-1]:
+        for item in parts.pop().split(","):
+            key, sep, value = (x.strip() for x in item.partition("="))
+            if not sep or key not in INPROC_OPTIONS:
+                raise ValueError(
+                    f"{command!r}: unknown in-process option {item!r} "
+                    f"(known: {', '.join(INPROC_OPTIONS)})")
+            if key in options:
+                raise ValueError(f"{command!r}: option {key} given twice")
+            options[key] = value
+    weights = ":".join(parts).strip()
+    if not weights:
+        raise ValueError(f"{command!r}: no weights file after {INPROC_PREFIX!r}")
+    visits = None
+    if "visits" in options:
+        try:
+            visits = int(options["visits"])
+        except ValueError:
+            visits = 0
+        if visits < 1:
+            raise ValueError(f"{command!r}: visits must be an integer >= 1")
+    return InProcessSpec(weights, visits, options.get("device") or None,
+                         options.get("name") or None)
+
+
+class InProcessNets:
+    """The networks of a match's in-process players, each loaded once.
+
+    ``evaluator(spec)`` returns one ``TorchEvaluator`` per (weights, device),
+    shared by every pool agent that uses it: one evaluation cache, and both
+    colours of a self-match share its forward passes. ``seed`` seeds the random
+    board symmetries.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self._evaluators: dict[tuple[str, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def check(spec: InProcessSpec, size: int) -> dict[str, Any]:
+        """Load ``spec``'s weights; return their metadata. Raises ValueError
+        (``engine.weights.WeightsError``) for an unreadable file or a board size
+        the net cannot play (Leela Zero nets: 19x19 only)."""
+        _, meta = weights.load_any(spec.weights)
+        if meta.get("feature_set") == "lz18" and size != 19:
+            raise ValueError(f"{spec.weights} is a Leela Zero net: it plays 19x19 only")
+        return meta
+
+    def evaluator(self, spec: InProcessSpec) -> Any:
+        key = (str(Path(spec.weights).resolve()), spec.device)
+        with self._lock:
+            if key not in self._evaluators:
+                model, _ = weights.load_any(spec.weights)
+                self._evaluators[key] = TorchEvaluator(
+                    model, device=spec.device, symmetries="random",
+                    seed=self.seed * 1_000_003 + len(self._evaluators))
+            return self._evaluators[key]

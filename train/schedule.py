@@ -1,0 +1,286 @@
+"""Matches as games of one :class:`train.pool.GamePool`: ``run_match(config)``.
+
+Every game of a match (or a round robin, or a ladder rung) is a :class:`train.pool.GameSpec`:
+board, rules, fixed handicap, a random opening shared by both games of a colour-swapped pair,
+and per colour the player and its :class:`train.pool.MoveLimit`.  Our nets in this process
+(``inproc:``) are batched agents shared by every game, so all their searches batch into one
+forward pass per net per step; each GTP engine is a turn agent (:class:`train.gtp_agent.GTPAgent`),
+one process per pool slot, polled while the other games search.  ``--parallel`` is the number
+of slots.  Finished games are counted by a referee engine when one is given
+(:func:`train.referee.count_record`), written as SGF, and summarised into the results JSON
+(:mod:`train.match_report`) after every game; an SPRT that is decided stops new games.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import re
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from engine import coords
+from engine.core import BLACK, WHITE, Game, SearchParams
+from engine.fileio import atomic_write
+from train.gtp_agent import GTPAgent
+from train.gtp_client import GTPClient, GTPError
+from train.inproc import InProcessNets
+from train.match_config import EngineSpec, GameSettings, MatchConfig, ScheduledGame
+from train.match_report import game_entry, pair_summary, score_line, summarize
+from train.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings, Player, Slot
+from train.records import GameRecord, write_sgf
+from train.referee import GTPReferee, Referee, count_record
+
+def random_opening(settings: GameSettings, moves: int, rng: random.Random) -> list[int]:
+    """``moves`` uniformly random legal non-pass points, played alternately.
+
+    Starts after the handicap stones (White first when there are any). Stops
+    early if a side has no legal point. Play the same list in both games of a
+    colour-swapped pair to compare engines on equal openings.
+    """
+    game = Game(settings.size, settings.make_rules())
+    handicap = coords.fixed_handicap(settings.size, settings.handicap)
+    for point in handicap:
+        game.play(point, BLACK)
+    if handicap:
+        game.set_to_move(WHITE)
+    opening: list[int] = []
+    pass_point = settings.size * settings.size
+    for _ in range(moves):
+        legal = [p for p in game.legal_moves() if p != pass_point]
+        if not legal:
+            break
+        point = rng.choice(legal)
+        game.play(point)
+        opening.append(point)
+    return opening
+
+
+def make_schedule(engines: Sequence[EngineSpec], games: int) -> list[ScheduledGame]:
+    """All games in start order: round by round over every pair, colours alternating.
+
+    For a pair (a, b), ``a`` is Black in even rounds and White in odd ones.
+    """
+    pairs = list(itertools.combinations([e.label for e in engines], 2))
+    schedule = []
+    for rnd in range(games):
+        for pair_index, (a, b) in enumerate(pairs):
+            black, white = (a, b) if rnd % 2 == 0 else (b, a)
+            schedule.append(ScheduledGame(len(schedule), pair_index, rnd, black, white))
+    return schedule
+
+
+def probe_engines(config: MatchConfig) -> dict[str, dict[str, Any]]:
+    """Start each engine once; return label -> {command, gtp_name, gtp_version, name}.
+
+    ``name`` is the display name for SGFs: ``"<name> <version>"`` (in-process
+    engines: ``InProcessSpec.display_name``), with ``" [label]"`` appended when
+    engines would otherwise share a name. In-process entries also hold
+    ``in_process`` (True), ``weights``, ``visits`` and the checkpoint ``step``.
+    Raises EngineError or GTPError if a GTP engine cannot start, ValueError if
+    an in-process engine's weights cannot be loaded or cannot play the size.
+    """
+    info: dict[str, dict[str, Any]] = {}
+    for spec in config.engines:
+        inproc = spec.inproc
+        if inproc is not None:
+            meta = InProcessNets.check(inproc, config.settings.size)
+            info[spec.label] = {
+                "command": spec.command,
+                "gtp_name": "",
+                "gtp_version": "",
+                "name": inproc.display_name,
+                "in_process": True,
+                "weights": inproc.weights,
+                "visits": config.inproc_visits(inproc),
+                "step": meta.get("step"),
+            }
+            continue
+        with GTPClient(spec.command, default_timeout=300.0, label=spec.label) as client:
+            gtp_name = client.send("name")
+            try:
+                version = client.send("version")
+            except GTPError:
+                version = ""
+        info[spec.label] = {
+            "command": spec.command,
+            "gtp_name": gtp_name,
+            "gtp_version": version,
+            "name": f"{gtp_name} {version}".strip() or spec.label,
+        }
+    counts = Counter(entry["name"] for entry in info.values())
+    for label, entry in info.items():
+        if counts[entry["name"]] > 1:
+            entry["name"] = f"{entry['name']} [{label}]"
+    return info
+
+
+def play_game(black: Player, white: Player, settings: GameSettings, opening: Sequence[int] = (),
+              referee: Referee | None = None, play: PlaySettings | None = None, seed: int = 0) -> GameRecord:
+    """One game in a one-slot pool, counted by ``referee`` when given (see
+    :func:`train.referee.count_record`); returns its record.  Both players get the handicap and
+    ``opening`` (colours alternating, White first after a handicap); ``settings.move_time_limit``
+    is each colour's limit.  ``play`` (default: no noise, no resignation, no policy targets)
+    sets how agents search.  ValueError for an illegal opening; the players are not closed."""
+    limit = MoveLimit(seconds=settings.move_time_limit)
+    play = play or PlaySettings(noise_epsilon=0.0, max_moves=settings.move_cap, record_policy=False)
+    specs = [GameSpec(settings.size, settings.make_rules(), black, white, play, seed=seed, handicap=settings.handicap,
+                      opening=tuple(opening), black_limit=limit, white_limit=limit)]
+    (game,) = GamePool(1, lambda slot: specs.pop() if specs else None).run()
+    return count_record(game.record(), game.game, referee)
+
+
+def resign_value(winrate: float) -> float | None:
+    """Root value (-1..1) below which a player resigns, for a winrate (0: never, None)."""
+    return None if winrate <= 0 else 2.0 * winrate - 1.0
+
+
+def _opening_for(config: MatchConfig, rnd: int) -> list[int]:
+    """The random opening of round ``rnd`` (shared by rounds 2k and 2k+1 and all pairs)."""
+    if config.random_moves <= 0:
+        return []
+    rng = random.Random(f"{config.seed}/{rnd // 2}")
+    return random_opening(config.settings, config.random_moves, rng)
+
+
+def _sgf_name(scheduled: ScheduledGame) -> str:
+    def clean(label: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:40]
+
+    return f"{scheduled.index:04d}-{clean(scheduled.black)}-vs-{clean(scheduled.white)}.sgf"
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(doc, indent=2) + "\n").encode()
+    atomic_write(path, lambda f: f.write(data))
+
+
+class MatchPlayers:
+    """The players of a match's games: one batched agent per in-process engine (shared by every
+    slot) and one GTP agent per GTP engine and pool slot (a GTP engine plays one game at a time)."""
+
+    def __init__(self, config: MatchConfig, names: dict[str, str]) -> None:
+        self.config = config
+        self.names = names
+        self.nets = InProcessNets(config.seed)
+        self.specs = {e.label: e for e in config.engines}
+        self.agents: dict[str, Agent] = {}
+        self.gtp: dict[tuple[int, str], GTPAgent] = {}
+
+    def player(self, slot: int, label: str) -> Player:
+        inproc = self.specs[label].inproc
+        if inproc is not None:
+            if label not in self.agents:
+                # Agents sharing an evaluator (the same net twice) share forward passes too.
+                self.agents[label] = Agent(self.names[label], self.nets.evaluator(inproc), SearchParams())
+            return self.agents[label]
+        if (slot, label) not in self.gtp:
+            self.gtp[(slot, label)] = GTPAgent(
+                self.specs[label].command, label=label, name=self.names[label],
+                move_time=self.config.move_time, command_timeout=self.config.command_timeout)
+        return self.gtp[(slot, label)]
+
+    def limit(self, label: str) -> MoveLimit:
+        """In-process engines search their visits, at most ``move_time`` seconds; GTP engines
+        forfeit beyond ``move_time + time_margin``."""
+        inproc = self.specs[label].inproc
+        if inproc is not None:
+            return MoveLimit(visits=self.config.inproc_visits(inproc), seconds=self.config.move_time)
+        return MoveLimit(seconds=self.config.settings.move_time_limit)
+
+    def kill(self) -> None:
+        for agent in self.gtp.values():
+            agent.kill()
+
+    def close(self) -> None:
+        for agent in self.gtp.values():
+            agent.close()
+
+
+def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Play the whole match; write SGFs and the results JSON; return the results.
+
+    ``engines`` is ``probe_engines(config)`` (probed here when None). Results
+    are rewritten after every game, so an interrupted match leaves a valid
+    (``"complete": false``) file. With an SPRT, no new games start once the
+    verdict over the earliest-started finished games is decided; games in
+    flight still finish and count. Ctrl-C kills the engines and returns the
+    partial results (the caller sees ``complete`` false).
+    """
+    if engines is None:
+        engines = probe_engines(config)
+    names = {label: entry["name"] for label, entry in engines.items()}
+    labels = [e.label for e in config.engines]
+    schedule = make_schedule(config.engines, config.games)
+    settings = config.settings
+    rules = settings.make_rules()
+    players = MatchPlayers(config, names)
+    referee = GTPReferee(config.referee) if config.referee else None
+    play = PlaySettings(visits=config.visits, noise_epsilon=0.0, resign_threshold=resign_value(config.resign),
+                        max_moves=settings.move_cap, record_policy=False)
+    config.sgf_dir.mkdir(parents=True, exist_ok=True)
+    finished: dict[int, dict[str, Any]] = {}
+    dispatched = 0
+    stopping = stopped_by_sprt = interrupted = False
+
+    def next_game(slot: Slot) -> GameSpec | None:
+        nonlocal dispatched
+        if stopping or dispatched >= len(schedule):
+            return None
+        scheduled = schedule[dispatched]
+        dispatched += 1
+        seed = int(np.random.SeedSequence([config.seed, scheduled.index]).generate_state(1)[0])
+        return GameSpec(settings.size, rules, players.player(slot.index, scheduled.black),
+                        players.player(slot.index, scheduled.white), play, seed=seed, tag=scheduled,
+                        handicap=settings.handicap, opening=_opening_for(config, scheduled.round),
+                        black_limit=players.limit(scheduled.black), white_limit=players.limit(scheduled.white))
+
+    def ordered() -> list[dict[str, Any]]:
+        return [finished[i] for i in sorted(finished)]
+
+    def on_game(game: FinishedGame) -> None:
+        nonlocal stopping, stopped_by_sprt
+        scheduled = game.spec.tag
+        record = count_record(game.record(), game.game, referee)
+        sgf_path = config.sgf_dir / _sgf_name(scheduled)
+        write_sgf(sgf_path, record, application="train.match")
+        finished[scheduled.index] = game_entry(scheduled, record, sgf_path)
+        games = ordered()
+        _write_json(config.results_path, summarize(config, engines, games, complete=False))
+        bar.update(1)
+        bar.set_postfix_str(score_line(games, labels))
+        if config.sprt is not None and len(labels) == 2 and not stopping:
+            # Count results in start order: a decision never waits on, nor skips, a long game
+            # that started earlier.
+            started = itertools.takewhile(lambda i: i in finished, itertools.count())
+            prefix = [finished[i] for i in started]
+            if pair_summary(prefix, labels[0], labels[1], config)["sprt"]["verdict"] != "continue":
+                stopping = stopped_by_sprt = True
+
+    pool = GamePool(max(1, min(config.parallel, len(schedule))), next_game)
+    bar = tqdm(total=len(schedule), unit="game", disable=not config.progress, dynamic_ncols=True, file=sys.stderr)
+    try:
+        for game in pool.run():
+            on_game(game)
+    except KeyboardInterrupt:
+        interrupted = stopping = True
+        players.kill()
+        pool.abandon_all()
+    finally:
+        bar.close()
+        players.close()
+        if referee is not None:
+            referee.close()
+    games = ordered()
+    complete = not interrupted and (len(games) == len(schedule) or stopped_by_sprt)
+    results = summarize(config, engines, games, complete=complete, stopped_by_sprt=stopped_by_sprt)
+    results["interrupted"] = interrupted
+    _write_json(config.results_path, results)
+    return results
