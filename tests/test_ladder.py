@@ -112,3 +112,11 @@ def test_a_level_lost_entirely_skips_every_stronger_level(tmp_path, monkeypatch)
     cfg = ladder.LadderConfig(levels=[1, 5, 10], games=4, pair_games=0, skip_below=0.05)
     ladder.run_ladder(rd, cfg, log=lambda *a: None)
     assert played == [("model-0000000", "gnugo-L1"), ("model-0000100", "gnugo-L1")]
+
+
+def test_a_level_that_won_every_game_is_not_rated():
+    games = [("model-0000000", "gnugo-L1", 0.0), ("gnugo-L10", "model-0000000", 1.0),
+             ("model-0000100", "gnugo-L1", 1.0), ("model-0000100", "model-0000000", 1.0)]
+    kept, unrated = ladder._drop_unbounded_opponents(games, {"model-0000000", "model-0000100"})
+    assert set(unrated) == {"gnugo-L10"} and "won all its 1 games" in unrated["gnugo-L10"]
+    assert kept == [games[0], games[2], games[3]]

@@ -235,8 +235,9 @@ def rate(rd: RunDir, prior_draws: float = 1.0, threads: int = 2) -> dict[str, An
     games = ladder_games(rd)
     if not games:
         raise ValueError(f"{rd.root}: no ladder games yet")
-    players = {g[0] for g in games} | {g[1] for g in games}
     checkpoints = {RunDir.model_id(p): (step, p) for step, p in rd.list_models()}
+    games, unrated = _drop_unbounded_opponents(games, set(checkpoints))
+    players = {g[0] for g in games} | {g[1] for g in games}
     anchor = ANCHOR if ANCHOR in players else sorted(players & set(checkpoints),
                                                      key=lambda n: checkpoints[n][0])[0]
     fitted = bradley_terry(games, anchor=anchor, prior_draws=prior_draws)
@@ -253,7 +254,28 @@ def rate(rd: RunDir, prior_draws: float = 1.0, threads: int = 2) -> dict[str, An
         rows.append(row)
     rows.sort(key=lambda r: (not r["model"], r.get("step") or 0, -r["elo"]))
     return {"format": FORMAT, "run_dir": str(rd.root), "updated": time.time(), "anchor": anchor,
-            "prior_draws": prior_draws, "games": len(games), "players": rows}
+            "prior_draws": prior_draws, "games": len(games), "players": rows, "unrated": unrated}
+
+
+def _drop_unbounded_opponents(games: list[tuple[str, str, float]], models: set[str]
+                              ) -> tuple[list[tuple[str, str, float]], dict[str, str]]:
+    """Games without the GNU Go levels (other than the anchor) that won or lost every game they
+    played: their rating is bounded on one side only (e.g. level 10 when only a random net met
+    it), so the fit would place them by its prior alone, and a plot would draw level 10 below
+    level 1.  Returns the kept games and {name: why} for the dropped levels."""
+    points: dict[str, list[float]] = {}
+    for black, white, score in games:
+        points.setdefault(black, []).append(score)
+        points.setdefault(white, []).append(1.0 - score)
+    unrated = {}
+    for name, got in points.items():
+        if name in models or name == ANCHOR:
+            continue
+        share = sum(got) / len(got)
+        if share in (0.0, 1.0):
+            unrated[name] = f"{'won' if share else 'lost'} all its {len(got)} games: not rated"
+    kept = [g for g in games if g[0] not in unrated and g[1] not in unrated]
+    return kept, unrated
 
 
 def format_table(doc: dict[str, Any]) -> str:
@@ -264,6 +286,8 @@ def format_table(doc: dict[str, Any]) -> str:
         cpu = "-" if p.get("cpu_hours") is None else f"{p['cpu_hours']:.2f}"
         sp = "-" if p.get("selfplay_games") is None else str(p["selfplay_games"])
         lines.append(f"{p['name']:<16} {step:>7} {cpu:>7} {sp:>7} {p['elo']:>+8.0f} {ci:>7} {p['games']:>6}")
+    for name, why in sorted(doc.get("unrated", {}).items()):
+        lines.append(f"{name:<16} {why}")
     return "\n".join(lines)
 
 
