@@ -8,129 +8,42 @@ GTP.md: other Unicode spaces such as U+00A0 are ordinary characters).  Lines are
 from __future__ import annotations
 
 import os
-import random
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SGF = ROOT / "tests" / "gtp" / "data" / "game9.sgf"
-CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+from tools.gtp_fuzz import ROOT, check_replies, random_lines, run_engine
+
 LINES = 3000
-
-
-def tokens(line: bytes) -> list[str]:
-    text = CONTROL.sub("", line.decode("utf-8", "replace")).split("#", 1)[0].replace("\t", " ")
-    return [t for t in text.split(" ") if t]
-
-
-def holds_command(line: bytes) -> bool:
-    return bool(tokens(line))
-
-
-def command_id(line: bytes) -> str | None:
-    first = tokens(line)[0]
-    return (first.lstrip("0") or "0") if re.fullmatch(r"[0-9]+", first) else None
-
-
-def random_lines(seed: int, count: int) -> list[bytes]:
-    from engine.gtp import GTPEngine
-
-    rng = random.Random(seed)
-    names = [c for c in GTPEngine.COMMANDS if c not in ("quit", "goengine-param")]
-    words = ["b", "w", "B", "W", "black", "White", "x", "pass", "PASS", "resign", "true", "false",
-             "alive", "dead", "seki", "none", "absolute", "byoyomi", "canadian", "chinese",
-             "japanese", "tromp-taylor", "interval", "minmoves", "maxmoves", "ownership", "ü", "∞",
-             "D4", "d4", "q16", "T19", "t20", "A0", "I5", "Z9", "a1", "J9", "K10", "", "-", "+"]
-    numbers = ["0", "1", "2", "3", "5", "7", "9", "13", "19", "25", "-1", "-7", "0.5", "6.5",
-               "1e3", "nan", "inf", "-inf", "99999999999999999999", "007", "3.", ".5", "0x10",
-               "9" * 4301, "-" + "1" * 5000, "1e999", "1" + "0" * 400]
-
-    def arg() -> str:
-        r = rng.random()
-        if r < 0.45:
-            return rng.choice(words)
-        if r < 0.8:
-            return rng.choice(numbers)
-        if r < 0.95:
-            return f"{rng.choice('ABCDEFGHJKLMNOPQRSTabcdefghjklmnopqrst')}{rng.randint(0, 21)}"
-        return "".join(chr(rng.randint(33, 0x2FF)) for _ in range(rng.randint(1, 12)))
-
-    lines = [b"goengine-param judge_playouts 8"]
-    for _ in range(count):
-        r = rng.random()
-        if r < 0.55:
-            name = rng.choice(names)
-            if rng.random() < 0.05:
-                name = name.upper()
-            parts = [name] + [arg() for _ in range(rng.choice((0, 1, 1, 2, 2, 2, 3, 4)))]
-            if name == "loadsgf" and rng.random() < 0.5:
-                parts = [name, str(SGF), str(rng.randint(0, 30))]
-            if name == "boardsize" and rng.random() < 0.7:
-                parts = [name, str(rng.choice((2, 3, 5, 7, 9, 9, 9, 13, 19)))]
-            if name.endswith("analyze") and rng.random() < 0.6:
-                parts = [name, rng.choice("bw"), str(rng.randint(0, 3)),
-                         *rng.choice([[], ["ownership", "true"], ["maxmoves", "2"], ["minmoves", "3"]])]
-            if name in ("play", "genmove") and rng.random() < 0.6:
-                parts = [name, rng.choice("bw"), f"{rng.choice('ABCDEFGHJ')}{rng.randint(1, 9)}"][: 2 if name == "genmove" else 3]
-            text = " ".join(parts)
-            if rng.random() < 0.3:
-                text = f"{rng.choice([str(rng.randint(0, 10**6)), '9' * 4301, '0' * 5000 + '7'])} {text}"
-            if rng.random() < 0.1:
-                text += " # trailing comment"
-            if rng.random() < 0.1:
-                text = text.replace(" ", rng.choice(["\t", "  ", " \t "]))
-            if rng.random() < 0.1:
-                text += "\r"
-            lines.append(text.encode())
-        elif r < 0.58:
-            lines.append(rng.choice([b"goengine-param ponder 1", b"goengine-param ponder 0",
-                                     b"goengine-param visits 3", b"goengine-param resign 0.5",
-                                     b"goengine-param rules tromp-taylor", b"goengine-param",
-                                     b"goengine-param batch 2", b"goengine-param lcb_z 0",
-                                     b"goengine-param time x", b"goengine-param visits -3"]))
-        elif r < 0.65:
-            lines.append(rng.choice([b"", b"   ", b"\t", b"\r", b"# comment", b"  # indented",
-                                     b"# interrupt", b"#", b"42", b"0", b"=", b"?", b"= 3",
-                                     "\xa0".encode(), "\u3000".encode(), "\x85".encode(),
-                                     "\u2028".encode(), b"\x0b\x0c"]))
-        elif r < 0.8:
-            alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789 \t#\r-_.+=?"
-            lines.append(bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 40))))
-        else:
-            raw = bytes(rng.randint(0, 255) for _ in range(rng.randint(1, 60)))
-            lines.append(raw.replace(b"\n", b" "))
-    lines.append(b"quit")
-    lines.append(b"name")            # after quit: no reply
-    return lines
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_random_lines_get_exactly_one_reply_each(tmp_path, seed):
     lines = random_lines(seed, LINES // 2)
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "engine", "--weights", "uniform", "--seed", "1",
-                           "--threads", "1", "--visits", "4", "--size", "9", "--quiet"],
-                          input=b"\n".join(lines) + b"\n", stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, cwd=tmp_path, env=env, timeout=55)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
-    assert b"Traceback" not in proc.stderr, proc.stderr.decode(errors="replace")[-3000:]
-    out = proc.stdout.decode()
-    assert out.endswith("\n\n") and "\n\n\n" not in out
-    blocks = out[:-2].split("\n\n")
-    quit_at = lines.index(b"quit")
-    expected = [line for line in lines[: quit_at + 1] if holds_command(line)]
-    assert len(blocks) == len(expected), (len(blocks), len(expected))
-    for block, line in zip(blocks, expected):
-        m = re.match(r"([=?])(\d*)(?: |\n|$)", block)
-        assert m, (block[:100], line)
-        cid = command_id(line)
-        assert m.group(2) == (cid or ""), (block[:100], line)
-    assert blocks[-1] == "="                      # quit
-    assert "internal error" not in out, [b for b in blocks if "internal error" in b][:3]
+    res = run_engine(lines, tmp_path, timeout=300)
+    assert not res["hang"], "the engine hung"
+    assert res["returncode"] == 0 and not res["crash"], res["stderr"][-3000:]
+    assert res["violations"] == [], res["violations"][:5]
+    assert res["stdout"].endswith("=\n\n")                       # quit answered last
+
+
+def test_the_checker_catches_a_missing_and_a_wrong_reply():
+    lines = [b"1 name", b"# comment", b"2 version", b"quit"]
+    assert check_replies(lines, "=1 goengine\n\n=2 1.0\n\n=\n\n") == []
+    assert check_replies(lines, "=1 goengine\n\n=\n\n") != []
+    assert check_replies(lines, "=1 goengine\n\n=3 1.0\n\n=\n\n") != []
+
+
+def test_fuzz_command_reports_a_json_line(tmp_path, monkeypatch, capsys):
+    from tools import gtp_fuzz
+    monkeypatch.chdir(tmp_path)
+    assert gtp_fuzz.main(["--lines", "200", "--chunk", "100", "--seed", "3"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    doc = __import__("json").loads(out[-1])
+    assert doc["bench"] == "gtp-fuzz" and doc["crashes"] == doc["hangs"] == doc["violations"] == 0
+    assert doc["commands"] == doc["answered"] > 100
 
 
 # -- the defects of issue 16, one line each: (input line, the reply it must get; None: no reply) --
