@@ -1,4 +1,6 @@
 """Replay window, loaders and the trainer on tiny hand-made games (CPU, fixed seeds)."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -143,3 +145,20 @@ def test_resigned_games_mask_ownership_and_score(tmp_path):
     w.refresh()
     b = make_batch(w, 8, "rich", np.random.default_rng(0))
     assert (b["aux_weight"] == 0).all() and set(b["value"]) <= {-1.0, 1.0}
+
+
+def test_a_batch_with_a_non_finite_loss_is_skipped_and_changes_nothing(rd):
+    torch.manual_seed(0)
+    w = ReplayWindow(rd, capacity=10)
+    w.refresh()
+    batch = make_batch(w, 16, "rich", np.random.default_rng(0))
+    model = GoNet(NetConfig(blocks=1, filters=8))
+    t = Trainer(model, TrainSettings(lr=0.05, lr_warmup=0), device="cpu")
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    bad = dict(batch, value=np.full_like(batch["value"], np.nan))
+    out = t.train_step(bad)
+    assert out["skipped"] == 1.0 and t.skipped_steps == 1 and t.step == 0
+    assert all(torch.equal(before[k], v) for k, v in model.named_parameters())
+    assert all(torch.isfinite(b).all() for b in model.buffers())      # batch-norm statistics
+    out = t.train_step(batch)                   # the next good batch trains as usual
+    assert "skipped" not in out and t.step == 1 and math.isfinite(out["loss"])

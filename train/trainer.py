@@ -55,6 +55,9 @@ from train.rundir import RunDir, atomic_write
 LOSS_NAMES = ("loss", "policy", "value", "ownership", "score")
 
 
+MAX_SKIPPED_IN_A_ROW = 50      # then the data or the net is broken, not one batch
+
+
 def lr_at(step: int, base: float, warmup: int = 0, drops: list[tuple[int, float]] | None = None) -> float:
     """Learning rate at ``step``: linear warm-up over ``warmup`` steps, then ``base`` times the
     factor of the last drop reached."""
@@ -113,6 +116,7 @@ class Trainer:
         self.model = model.to(self.device).train()
         self.settings = settings
         self.step = int(step)
+        self.skipped_steps = 0          # batches not applied: non-finite loss or gradients
         # Weight decay on convolution/linear weights only: decaying batch-norm scales and biases
         # only fights the normalisation (common practice since ResNet training recipes).
         decay, no_decay = [], []
@@ -157,15 +161,26 @@ class Trainer:
                                 {"value": self.settings.value_weight, "ownership": self.settings.ownership_weight,
                                  "score": self.settings.score_weight})
         self.optimizer.zero_grad(set_to_none=True)
+        result = {k: float(v.detach()) for k, v in losses.items()}
+        if not math.isfinite(result["loss"]):
+            # A batch with a non-finite loss (a corrupt record, an overflow) is not applied: the
+            # weights stay as they were, and the caller reports the skipped step.
+            self.skipped_steps += 1
+            return {**result, "skipped": 1.0}
         if self.scaler is not None:
             self.scaler.scale(losses["loss"]).backward()
-            self.scaler.step(self.optimizer)
+            self.scaler.step(self.optimizer)           # skips non-finite gradients itself
             self.scaler.update()
         else:
             losses["loss"].backward()
+            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), float("inf"))
+            if not math.isfinite(float(norm)):
+                self.optimizer.zero_grad(set_to_none=True)
+                self.skipped_steps += 1
+                return {**result, "skipped": 1.0}
             self.optimizer.step()
         self.step += 1
-        return {k: float(v.detach()) for k, v in losses.items()}
+        return result
 
     # -- checkpoints ------------------------------------------------------------------------
     def save(self, run_dir: RunDir, parent: str | None, board_sizes: list[int]) -> str:
@@ -250,6 +265,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     loader = BatchLoader(window, cfg.train_batch, model.feature_set, seed=cfg.seed * 1000 + step,
                          workers=cfg.loader_workers, follow_mode=follow)
     saved_step = step
+    skipped_in_a_row = 0
     sums = {k: 0.0 for k in LOSS_NAMES}
     count = 0
     waited = 0.0
@@ -268,7 +284,8 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                                "samples_per_s": count * cfg.train_batch / wall,
                                "train_samples_per_s": count * cfg.train_batch / t_train if t_train > 0 else 0.0,
                                "loader_positions_per_s": loader.positions_per_s,
-                               "waiting_share": waited / wall, "window_filtered_out": window.filtered_out}
+                               "waiting_share": waited / wall, "window_filtered_out": window.filtered_out,
+                               "skipped_steps": trainer.skipped_steps}
         if count:
             rec.update({k: sums[k] / count for k in LOSS_NAMES})
         if final:
@@ -339,9 +356,17 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                 t0 = time.perf_counter()
                 losses = trainer.train_step(batch)
                 t_train += time.perf_counter() - t0
-                if not all(math.isfinite(v) for v in losses.values()):
-                    print(f"trainer: non-finite loss at step {trainer.step}: {losses}", file=sys.stderr)
-                    return 4
+                if losses.get("skipped"):
+                    skipped_in_a_row += 1
+                    print(f"trainer: step {trainer.step + 1} skipped: non-finite loss or gradients "
+                          f"({trainer.skipped_steps} skipped in all)", file=sys.stderr, flush=True)
+                    if skipped_in_a_row >= MAX_SKIPPED_IN_A_ROW:
+                        print(f"trainer: {skipped_in_a_row} steps in a row had non-finite losses: "
+                              f"stopping (the last checkpoint, step {saved_step}, is intact)",
+                              file=sys.stderr, flush=True)
+                        return 4
+                    continue
+                skipped_in_a_row = 0
                 for k in LOSS_NAMES:
                     sums[k] += losses[k]
                 count += 1
