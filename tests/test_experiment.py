@@ -94,3 +94,28 @@ def test_table_and_chart(tmp_path):
     assert by["async-switch"]["net0_vs_alone"] is None
     write_chart(rows, tmp_path / "chart.png")
     assert (tmp_path / "chart.png").stat().st_size > 5000
+
+
+def test_summary_over_seeds_gives_means_and_intervals(tmp_path):
+    import json
+    from tools import experiment
+
+    def row(run, games, evals):
+        return {"run": run, "games_per_hour": games, "positions_per_hour": games * 40.0,
+                "evals_per_s": evals, "vs_alone": evals / 1000.0, "net0_vs_alone": None,
+                "wasted_share": 0.01, "wait_share": 0.0, "eval_lag_s": 5.0}
+    dirs = []
+    for i, (g, e) in enumerate([(100.0, 900.0), (110.0, 950.0), (120.0, 1000.0)]):
+        d = tmp_path / f"s{i}"
+        d.mkdir()
+        (d / "pipelines.json").write_text(json.dumps({"rows": [row("async-finish", g, e),
+                                                               row(BASELINE, 130.0, 1000.0)]}))
+        dirs.append(str(d))
+    assert experiment.mean_interval([100.0, 110.0, 120.0]) == pytest.approx((110.0, 4.303 * 10 / 3 ** 0.5))
+    assert experiment.main(["summary", *dirs, "--out", str(tmp_path / "out")]) == 0
+    doc = json.loads((tmp_path / "out" / "pipelines-summary.json").read_text())
+    fin = next(r for r in doc["rows"] if r["run"] == "async-finish")
+    assert fin["repeats"] == 3 and fin["positions_per_game"][0] == pytest.approx(40.0)
+    assert fin["net0_vs_alone"] is None
+    assert (tmp_path / "out" / "pipelines-summary.png").read_bytes()[:4] == b"\x89PNG"
+    assert experiment.main(["summary", str(tmp_path / "nothing")]) == 1     # a clear error

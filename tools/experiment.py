@@ -361,16 +361,122 @@ def pipelines(argv: list[str]) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# Repeats: mean and 95% interval over experiments run with different seeds
+
+SUMMARY_FIELDS = (("games_per_hour", "games/h", "{:.0f}"), ("positions_per_game", "pos/game", "{:.1f}"),
+                  ("evals_per_s", "evals/s", "{:.0f}"), ("vs_alone", "vs alone", "{:.0%}"),
+                  ("net0_vs_alone", "net0", "{:.0%}"), ("wasted_share", "wasted", "{:.1%}"),
+                  ("wait_share", "wait", "{:.0%}"), ("eval_lag_s", "lag s", "{:.1f}"))
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def mean_interval(values: list[float]) -> tuple[float, float] | None:
+    """Mean and half-width of its 95% Student-t interval (0 for a single value); None if empty."""
+    if not values:
+        return None
+    n = len(values)
+    mean = sum(values) / n
+    if n == 1:
+        return mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, T95.get(n - 1, 1.96) * sd / math.sqrt(n)
+
+
+def summarise(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run name over several ``pipelines.json`` documents: {field: (mean, half-width)}."""
+    by_run: dict[str, list[dict[str, Any]]] = {}
+    for doc in docs:
+        for row in doc["rows"]:
+            row = dict(row, positions_per_game=row["positions_per_hour"] / max(1e-9, row["games_per_hour"]))
+            by_run.setdefault(row["run"], []).append(row)
+    out = []
+    for name in [*COMBOS, BASELINE]:
+        rows = by_run.get(name)
+        if not rows:
+            continue
+        entry: dict[str, Any] = {"run": name, "repeats": len(rows)}
+        for key, _, _ in SUMMARY_FIELDS:
+            entry[key] = mean_interval([float(r[key]) for r in rows if r.get(key) is not None])
+        out.append(entry)
+    return out
+
+
+def format_summary(rows: list[dict[str, Any]]) -> str:
+    head = f"{'run':15s} {'n':>2s} " + " ".join(f"{label:>15s}" for _, label, _ in SUMMARY_FIELDS)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        cells = []
+        for key, _, fmt in SUMMARY_FIELDS:
+            v = r[key]
+            cells.append(("-" if v is None else f"{fmt.format(v[0])} +-{fmt.format(v[1])}").rjust(15))
+        lines.append(f"{r['run']:15s} {r['repeats']:>2d} " + " ".join(cells))
+    return "\n".join(lines)
+
+
+def write_summary_chart(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib  # lazy: slow to import, only plots need it
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy, as matplotlib
+
+    names = [r["run"] for r in rows]
+    colors = ["#4c72b0" if n.startswith("sync") else "#dd8452" if n.startswith("async") else "grey"
+              for n in names]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    for ax, key, title, scale in ((axes[0], "games_per_hour", "self-play games kept per hour", 1),
+                                  (axes[1], "vs_alone", "kept evaluations / self-play alone (%)", 100),
+                                  (axes[2], "positions_per_game", "positions per game", 1)):
+        vals = [r[key] for r in rows]
+        ax.bar(names, [scale * v[0] if v else 0 for v in vals], color=colors,
+               yerr=[scale * v[1] if v else 0 for v in vals], capsize=4)
+        ax.set_title(title)
+        ax.tick_params(axis="x", labelrotation=30)
+        ax.grid(alpha=0.3, axis="y")
+    axes[1].axhline(95, color="red", ls=":", lw=1, label="95% target")
+    axes[1].legend(loc="lower right")
+    fig.suptitle(f"pipeline designs: mean and 95% interval over {max(r['repeats'] for r in rows)} seeds")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def summary(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.experiment summary",
+                                 description="Mean and 95% interval of the pipelines experiment over "
+                                             "repeats (one EXP_DIR per seed).")
+    ap.add_argument("exp_dirs", nargs="+", type=Path, help="experiment directories holding pipelines.json")
+    ap.add_argument("--out", type=Path, default=None, help="where to write summary.json/.png "
+                    "(default: the first EXP_DIR's parent)")
+    a = ap.parse_args(argv)
+    docs = []
+    for d in a.exp_dirs:
+        path = d / "pipelines.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no pipelines.json (run the experiment there first)")
+        docs.append(json.loads(path.read_text()))
+    rows = summarise(docs)
+    print(format_summary(rows))
+    out = a.out or a.exp_dirs[0].parent
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "pipelines-summary.json").write_text(json.dumps({"dirs": [str(d) for d in a.exp_dirs],
+                                                            "rows": rows}, indent=1))
+    write_summary_chart(rows, out / "pipelines-summary.png")
+    print(f"wrote {out / 'pipelines-summary.json'} and {out / 'pipelines-summary.png'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
-    if argv[0] != "pipelines":
-        print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: pipelines)", file=sys.stderr)
+    commands = {"pipelines": pipelines, "summary": summary}
+    if argv[0] not in commands:
+        print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: pipelines, summary)",
+              file=sys.stderr)
         return 2
     try:
-        return pipelines(argv[1:])
+        return commands[argv[0]](argv[1:])
     except (RuntimeError, ValueError, FileNotFoundError) as exc:
         print(f"tools.experiment: error: {exc}", file=sys.stderr)
         return 1
