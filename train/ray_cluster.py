@@ -7,14 +7,15 @@ of machines.  The local multi-process run (:func:`train.loop.supervise`) stays t
     python -m train.loop --run-dir runs/9x9 --ray auto --selfplay-workers 32 --ray-trainer-gpus 1
 
 **Who runs where.**  The driver (``train.loop`` itself) owns the run directory.  Each self-play
-worker is a Ray actor (:class:`SelfPlayActor`, ``--ray-selfplay-cpus/-gpus`` each) that may run
-on any machine: it wraps the very same :class:`train.selfplay.SelfPlayWorker` (pool, resignation
-calibration, ``--on-new-model``, metrics) over a scratch run directory of its own.  The trainer
-and the gate are the unchanged stage programs (``python -m train.trainer`` / ``train.gating``,
-from :func:`train.loop.stages_for`) run by a :class:`StageActor` with its resource request
-(``--ray-trainer-cpus/-gpus``, ``--ray-gate-cpus/-gpus``); they read and write the run directory,
-so they are pinned to the driver's machine unless ``--ray-shared-run-dir`` says the run
-directory is on a filesystem every machine mounts at the same path.
+worker is a Ray actor (:class:`train.ray_actors.SelfPlayActor`, ``--ray-selfplay-cpus/-gpus``
+each) that may run on any machine: it wraps the very same :class:`train.selfplay.SelfPlayWorker`
+(pool, resignation calibration, ``--on-new-model``, metrics) over a scratch run directory of its
+own.  The trainer and the gate are the unchanged stage programs (``python -m train.trainer`` /
+``train.gating``, from :func:`train.supervisor.stages_for`) run by a
+:class:`train.ray_actors.StageActor` with its resource request (``--ray-trainer-cpus/-gpus``,
+``--ray-gate-cpus/-gpus``); they read and write the run directory, so they are pinned to the
+driver's machine unless ``--ray-shared-run-dir`` says the run directory is on a filesystem every
+machine mounts at the same path.
 
 **How models travel: the object store**, so no shared disk is needed.  When the self-play model
 changes (the latest checkpoint in az mode, ``models/best.json`` in agz), the driver reads the
@@ -48,31 +49,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-
-from engine.core import Rules
 from train.config import RunConfig
-from train.gating import GateMatch, GateRule, candidate_score, gate_candidate, gate_settings, next_candidate
-from train.pool import GamePool
+from train.gating import gate_candidate, next_candidate
+from train.ray_actors import ModelMsg, RemoteGateMatch, SelfPlayActor, StageActor
 from train.records import write_npz, write_sgf
 from train.report import format_summary
-from train.rundir import GameName, MetricsTail, RunDir, atomic_write
-from train.selfplay import SelfPlayWorker, make_agent
-from train.supervisor import Budget, Progress, Stage, SyncPipeline, finish_run, stages_for
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from train.rundir import GameName, MetricsTail, RunDir
+from train.supervisor import REPO_ROOT, Budget, Progress, SyncPipeline, finish_run, stages_for
 
 
 def ray_available() -> bool:
@@ -142,251 +132,6 @@ def init_ray(opts: RayOptions) -> bool:
     else:
         ray.init(address=opts.address, runtime_env=env, log_to_driver=False)
     return True
-
-
-# ---------------------------------------------------------------------------------------------
-# Actors
-
-
-class ActorWorker(SelfPlayWorker):
-    """A SelfPlayWorker whose finished games are handed back instead of written, and whose
-    new games are limited by the quota the driver grants."""
-
-    quota: int | None = None
-
-    def _next_game(self, slot):
-        if self.quota is not None and self.quota <= 0:
-            return None
-        spec = super()._next_game(slot)
-        if spec is not None and self.quota is not None:
-            self.quota -= 1
-        return spec
-
-    def write(self, fg):
-        rec = fg.record()      # the driver writes it; this actor only counts it
-        self.account(rec)
-        return rec
-
-
-@dataclass
-class ModelMsg:
-    """A checkpoint on its way to the actors: step, file mtime (adoption lag) and the bytes (an
-    ObjectRef on the driver's side; Ray resolves it to bytes when it is a call's argument)."""
-
-    step: int
-    mtime: float
-
-
-class SelfPlayActor:
-    """A self-play worker anywhere in the cluster (see the module docstring)."""
-
-    def __init__(self, cfg: dict[str, Any], worker: int, model: ModelMsg, data: bytes, threads: int = 1):
-        torch.set_num_threads(max(1, int(threads)))
-        self.cfg = RunConfig.from_dict(cfg)
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"goengine-selfplay-w{worker:02d}-"))
-        self.rd = RunDir(self.scratch).create()
-        self.rd.write_config(cfg)
-        self._install(model, data)
-        self.w = ActorWorker(self.rd, self.cfg, worker)
-        self.mark = self.w.mark()
-
-    def _install(self, model: ModelMsg, data: bytes) -> None:
-        path = self.rd.model_path(model.step)
-        atomic_write(path, lambda f: f.write(data))
-        os.utime(path, (model.mtime, model.mtime))
-        if self.cfg.mode == "agz":
-            self.rd.set_best(model.step)
-        for step, p in self.rd.list_models():
-            if step != model.step:
-                p.unlink(missing_ok=True)
-
-    def set_model(self, model: ModelMsg, data: bytes) -> bool:
-        """Adopts a new checkpoint (``--on-new-model`` applies to the games in flight)."""
-        if model.step <= self.w.model_step:
-            return False
-        self._install(model, data)
-        return self.w.poll_model()
-
-    def play(self, quota: int | None, seconds: float) -> dict[str, Any]:
-        """Plays for ``seconds`` (less if the pool runs idle), starting at most ``quota`` new
-        games (None: no limit); returns the finished games, the games in flight and, every
-        ``metrics_every`` seconds, a metrics record."""
-        self.w.quota = quota
-        t0 = time.time()
-        games = []
-        while time.time() - t0 < seconds:
-            games.extend(self.w.write(fg) for fg in self.w.pool.step())
-            if self.w.pool.idle:
-                break
-        metrics = None
-        if time.time() - self.mark.time >= self.cfg.metrics_every:
-            m = self.w.mark()
-            metrics = self.w.metrics(self.mark, m)
-            self.mark = m
-        return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid()}
-
-    def close(self) -> dict[str, Any]:
-        """Abandons the games in flight; returns the final metrics record."""
-        self.w.pool.abandon_all()
-        rec = self.w.metrics(self.mark, self.w.mark())
-        rec["event"] = "stop"
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        return rec
-
-
-class StageActor:
-    """Runs one unchanged stage program (:class:`train.loop.Stage`: trainer or gate) on its
-    node; the program dies with the actor (``--parent-pid`` + PR_SET_PDEATHSIG)."""
-
-    def __init__(self, name: str, role: str, module: str, args: list[str], run_dir: str):
-        self.rd = RunDir(run_dir)
-        self.stage = Stage(name, role, module, list(args))
-        self.stage.start(self.rd)
-
-    def poll(self) -> int | None:
-        """None while the program runs, else its exit status."""
-        assert self.stage.proc is not None
-        return self.stage.proc.poll()
-
-    def signal(self, sig: int) -> None:
-        self.stage.signal(sig)
-
-    def wait(self, timeout: float) -> int | None:
-        assert self.stage.proc is not None
-        try:
-            return self.stage.proc.wait(timeout=timeout)
-        except Exception:
-            self.stage.signal(signal.SIGKILL)
-            return self.stage.proc.wait()
-
-
-class GateActor:
-    """Plays gating games anywhere in the cluster: the game indices the driver's
-    :class:`train.gating.GateCoordinator` claimed for it, colours and seeds from
-    ``GateMatch._spec`` (the same as a local gate), both nets in one GamePool."""
-
-    def __init__(self, cfg: dict[str, Any], cand: ModelMsg, cand_data: bytes, best: ModelMsg, best_data: bytes,
-                 slots: int, match_seed: int, agent_seeds: tuple[int, int], threads: int = 1):
-        torch.set_num_threads(max(1, int(threads)))
-        self.cfg = c = RunConfig.from_dict(cfg)
-        self.scratch = Path(tempfile.mkdtemp(prefix="goengine-gate-"))
-        rd = RunDir(self.scratch).create()
-        agents = []
-        for msg, data, seed in ((cand, cand_data, agent_seeds[0]), (best, best_data, agent_seeds[1])):
-            path = rd.model_path(msg.step)
-            atomic_write(path, lambda f, d=data: f.write(d))
-            agents.append(make_agent(path, c, seed=int(seed), device=c.gate_device or c.device))
-        self.candidate, self.best = agents
-        self.match = GateMatch(lambda w: (self.candidate, self.best), GateRule.from_config(c), c.board_size,
-                               Rules.preset(c.rules, c.komi), gate_settings(c), workers=1, slots=slots,
-                               seed=match_seed)
-        self.queue: deque[int] = deque()
-        self.pool = GamePool(slots, self._next_game, batch=c.gate_batch or c.batch,
-                             max_leaves_per_search=c.max_leaves_per_search)
-
-    def _next_game(self, slot):
-        return self.match._spec(self.queue.popleft(), self.candidate, self.best) if self.queue else None
-
-    def play(self, new: list[int], lost: list[int], seconds: float) -> list[tuple[int, float, Any]]:
-        """Starts games ``new``, abandons ``lost`` ones, plays for ``seconds``; returns
-        (index, candidate's score, GameRecord) of the games that finished."""
-        self.queue.extend(new)
-        gone = set(lost)
-        for slot in self.pool.active():
-            if slot.spec is not None and slot.spec.tag in gone:
-                self.pool.abandon(slot.index, why="lost")
-        out = []
-        t0 = time.time()
-        while time.time() - t0 < seconds:
-            for fg in self.pool.step():
-                out.append((fg.spec.tag, candidate_score(fg, self.candidate), fg.record()))
-            if self.pool.idle and not self.queue:
-                break
-        return out
-
-    def close(self) -> None:
-        self.pool.abandon_all()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-class _Returned:
-    """A gating game that came back from an actor, shaped like a FinishedGame for ``on_game``."""
-
-    def __init__(self, rec: Any):
-        self._rec = rec
-
-    def record(self) -> Any:
-        return self._rec
-
-
-class RemoteGateMatch(GateMatch):
-    """:class:`train.gating.GateMatch` whose worker threads drive :class:`GateActor`\\ s
-    instead of local pools: the coordinator (start order, deadlines, lost games, the rule)
-    stays in the driver, unchanged.  An actor that dies is replaced; every game it was
-    playing is declared lost (``GateCoordinator.worker_died``) and replayed by the slack."""
-
-    def __init__(self, sup: "RaySupervisor", candidate: tuple[int, Path], best: tuple[int, Path],
-                 *args: Any, **kwargs: Any):
-        kwargs["workers"] = max(1, sup.opts.gate_actors)
-        kwargs["slots"] = max(kwargs.get("slots", 32), kwargs["workers"])
-        super().__init__(*args, **kwargs)
-        import ray  # lazy: ray is optional and slow to import
-        self.sup = sup
-        self.models = []
-        for step, path in (candidate, best):
-            self.models.append((ModelMsg(step, path.stat().st_mtime), ray.put(path.read_bytes())))
-        self.replaced = 0
-
-    def _actor(self, w: int) -> Any:
-        import ray  # lazy: ray is optional and slow to import
-        o, cfg = self.sup.opts, self.sup.cfg
-        seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
-        name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
-        cls = ray.remote(GateActor).options(name=name, num_cpus=o.gate_cpus, num_gpus=o.gate_gpus,
-                                            max_restarts=0)
-        return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
-                          self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
-                          max(1, int(o.gate_cpus)))
-
-    def _work(self, w: int) -> None:
-        import ray  # lazy: ray is optional and slow to import
-        from ray.exceptions import RayActorError  # lazy, as ray
-        coord = self.coordinator
-        actor, mine = None, set()
-        try:
-            while not self._done.is_set():
-                if actor is None:
-                    actor = self._actor(w)
-                new = []
-                while len(mine) + len(new) < self.slots[w]:
-                    index = coord.claim(w)
-                    if index is None:
-                        break
-                    new.append(index)
-                lost = coord.lost_games(w) & mine
-                try:
-                    results = ray.get(actor.play.remote(new, sorted(lost), self.sup.opts.slice_s))
-                except RayActorError:
-                    gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
-                    self.replaced += 1
-                    self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
-                                                "candidate_step": self.models[0][0].step,
-                                                "lost_games": len(gone)})
-                    actor, mine = None, set()
-                    continue
-                mine = (mine | set(new)) - lost
-                for index, score, rec in results:
-                    mine.discard(index)
-                    counted = coord.report(index, score)
-                    with self._count_lock:
-                        self.finished_games += 1
-                    if self.on_game is not None:
-                        self.on_game(index, _Returned(rec), counted)
-                if not new and not mine:
-                    time.sleep(self.poll_s)
-        finally:
-            if actor is not None:
-                ray.kill(actor)
 
 
 # ---------------------------------------------------------------------------------------------
