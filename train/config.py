@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.core import SearchParams
+from engine.gtp.protocol import format_memory, parse_memory
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
 
 _SEARCH = SearchParams()   # C's search defaults
@@ -98,6 +99,9 @@ class RunConfig:
                                       "the window holds only games whose last move the current self-play "
                                       "model chose)")
     cache_size: int = _opt(200_000, "self-play evaluation cache entries")
+    max_memory: str = _opt("", "memory cap of each search tree in self-play and gating, e.g. 256M or 1G "
+                               f"(default: the engine's, {format_memory(_SEARCH.max_memory)}); a full tree "
+                               "stops growing and re-evaluates its leaves")
     inference_dtype: str = _opt("auto", "self-play network dtype: auto (measured once per machine and net "
                                         "shape: the fastest of fp32, bf16 and fp16 whose outputs stay within "
                                         "tolerance of fp32; cached, see engine.precision), fp32, bf16, fp16",
@@ -196,7 +200,19 @@ class RunConfig:
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
         parse_lr_drops(self.lr_drops)
+        if self.max_memory:
+            try:
+                parse_memory(self.max_memory)
+            except ValueError as exc:
+                raise ValueError(f"--max-memory: {exc}") from None
         return self
+
+    def search_params(self, **changes: Any) -> SearchParams:
+        """The search parameters of self-play and gating agents: ``changes`` over C's defaults,
+        with the tree memory cap of ``--max-memory``."""
+        if self.max_memory:
+            changes["max_memory"] = parse_memory(self.max_memory)
+        return dataclasses.replace(_SEARCH, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

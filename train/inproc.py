@@ -11,11 +11,12 @@ from typing import Any
 
 from engine import weights
 from engine.evaluator import TorchEvaluator
+from engine.gtp.protocol import parse_memory
 
 #: Engine specs starting with this are our engine in this process, not a GTP command.
 INPROC_PREFIX = "inproc:"
-#: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME``).
-INPROC_OPTIONS = ("visits", "device", "name")
+#: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME,max_memory=512M``).
+INPROC_OPTIONS = ("visits", "device", "name", "max_memory")
 #: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
 DEFAULT_INPROC_VISITS = 400  # as ``python -m engine`` without limits
 
@@ -29,13 +30,15 @@ class InProcessSpec:
     from the previous move's tree (None: the match's ``--visits``); ``device``
     the torch device (None: CUDA when available); ``name`` the display name
     (None: the file name without its extension, so a run's checkpoint plays
-    under its model id, e.g. ``model-0000200``, as in gating SGFs).
+    under its model id, e.g. ``model-0000200``, as in gating SGFs);
+    ``max_memory`` the search tree's memory cap in bytes (None: the engine's).
     """
 
     weights: str
     visits: int | None = None
     device: str | None = None
     name: str | None = None
+    max_memory: int | None = None
 
     @property
     def display_name(self) -> str:
@@ -83,8 +86,14 @@ def parse_inproc(command: str) -> InProcessSpec | None:
             visits = 0
         if visits < 1:
             raise ValueError(f"{command!r}: visits must be an integer >= 1")
+    max_memory = None
+    if "max_memory" in options:
+        try:
+            max_memory = parse_memory(options["max_memory"])
+        except ValueError as exc:
+            raise ValueError(f"{command!r}: max_memory: {exc}") from None
     return InProcessSpec(weights, visits, options.get("device") or None,
-                         options.get("name") or None)
+                         options.get("name") or None, max_memory)
 
 
 class InProcessNets:

@@ -64,7 +64,7 @@ def _parse_sprt(text: str) -> tuple[float, float]:
 _EPILOG = """engines:
   An engine (CMD) is a GTP command line, or our engine in this process:
 
-    inproc:PATH[:KEY=VALUE[,KEY=VALUE...]]   KEY: visits=N, device=DEV, name=NAME
+    inproc:PATH[:KEY=VALUE[,KEY=VALUE...]]   KEY: visits=N, device=DEV, name=NAME, max_memory=SIZE
 
   e.g. inproc:runs/9x9/models/model-0002000.pt:visits=200.  PATH is one of our
   .pt weights files or a Leela Zero .gz/.txt net (19x19 only); visits defaults

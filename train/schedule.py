@@ -179,7 +179,9 @@ class MatchPlayers:
         if inproc is not None:
             if label not in self.agents:
                 # Agents sharing an evaluator (the same net twice) share forward passes too.
-                self.agents[label] = Agent(self.names[label], self.nets.evaluator(inproc), SearchParams())
+                params = (SearchParams(max_memory=inproc.max_memory) if inproc.max_memory
+                          else SearchParams())
+                self.agents[label] = Agent(self.names[label], self.nets.evaluator(inproc), params)
             return self.agents[label]
         if (slot, label) not in self.gtp:
             self.gtp[(slot, label)] = GTPAgent(

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from engine import weights
-from engine.core import BLACK, WHITE, Rules, SearchParams
+from engine.core import BLACK, WHITE, Rules
 from engine.evaluator import TorchEvaluator
 from engine.precision import resolve
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
@@ -132,7 +132,7 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
     precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
     ev = TorchEvaluator(model, device=device, symmetries="random", seed=seed, cache_size=cfg.cache_size,
                         **precision)
-    params = SearchParams(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
+    params = cfg.search_params(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
     return Agent(RunDir.model_id(path), ev, params)
 
 
