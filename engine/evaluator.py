@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine import symmetry
+from engine.errors import NetworkOutputError
 from engine.network import GoNet, feature_planes_for
 
 SYMMETRY_MODES = ("random", "all", "none")
@@ -330,7 +331,13 @@ class TorchEvaluator:
         def host(t: torch.Tensor | None) -> np.ndarray | None:
             return None if t is None else t.detach().to("cpu", torch.float32).numpy()
 
-        return Evaluation(host(policy), host(value), host(ownership), host(score))  # type: ignore[arg-type]
+        out = Evaluation(host(policy), host(value), host(ownership), host(score))
+        bad = ~(np.isfinite(out.value).reshape(b, -1).all(1) & np.isfinite(out.policy).reshape(b, -1).all(1))
+        if bad.any():
+            raise NetworkOutputError(
+                f"network output is not finite (NaN or inf) for {int(bad.sum())} of {b} positions: "
+                "the weights are corrupt or the net diverged")
+        return out  # type: ignore[return-value]
 
     # -- public interface -----------------------------------------------------------------
 

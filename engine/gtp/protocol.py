@@ -33,6 +33,7 @@ import time
 from typing import Optional, TextIO
 
 from engine.core import IllegalMoveError, parse_color
+from engine.errors import NetworkOutputError
 
 MAX_LINE_BYTES = 1 << 20      # a longer input line gets one "? line too long"; its rest is dropped
 MAX_NUMBER_CHARS = 100        # a longer numeric argument is a syntax error (no int() of 4,300 digits)
@@ -352,6 +353,9 @@ class GTPServer:
             return False, str(exc) or "failed"
         except IllegalMoveError:
             return False, "illegal move"
+        except NetworkOutputError as exc:
+            self.info(f"error: {exc}")
+            return False, str(exc)
         except Exception as exc:   # never die on input
             self.info(f"internal error in {name}: {type(exc).__name__}: {exc}")
             return False, f"internal error: {exc}".strip()
