@@ -9,17 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 
 from engine.core import Game, Search, SearchParams
 from engine.player import Player
+from tools.machine import cpu_name, load_average
 
 
 def _pin_one_core() -> None:
@@ -192,25 +191,6 @@ def bench_net(args) -> dict:
         print(f"target: engine >= 0.90 x raw: {'met' if worst >= 0.9 else 'NOT met'} (worst {worst:.2f}); "
               f"load {out['load']} -> {out['load_end']}")
     return out
-
-
-def cpu_name() -> str:
-    """The CPU's model name (/proc/cpuinfo), else platform.processor()."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def load_average() -> float:
-    """The 1-minute load average, -1 when unknown."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except OSError:
-        return -1.0
 
 
 def bench_vs_leelaz(args) -> dict:

@@ -55,7 +55,7 @@ from engine.core import Game, Rules, SearchParams
 from engine.evaluator import Evaluation, TorchEvaluator
 from engine.player import Player
 from engine.precision import Precision, choose_precision
-from tools.bench import cpu_name, load_average
+from tools.machine import cpu_name, load_average
 from train.gtp_client import GTPClient
 
 __all__ = ["run_vs_leelaz", "run_leelaz", "run_ours", "parse_leelaz_stats", "LeelazStats",
