@@ -57,7 +57,7 @@ void search_default_params(search_params_t *p) {
     p->noise_epsilon = 0.0f;
     p->policy_temperature = 1.0f;
     p->temperature = 0.0f;
-    p->lcb_z = 1.96f;
+    p->lcb_z = 4.265f;          /* upper tail 1e-5, Leela Zero's ci_alpha */
     p->lcb_min_visit_frac = 0.10f;
     p->resign_threshold = -0.9f;
     p->max_memory = (int64_t)2 << 30;
@@ -655,12 +655,79 @@ float search_root_value(const search_t *s) {
     return r->visits ? -r->value_sum / (float)r->visits : 0.0f;
 }
 
-static float node_lcb(const search_t *s, const node_t *c) {
-    if (!c || c->visits < 2) return -1e6f + (c ? (float)c->visits : 0.0f);
-    float q = c->value_sum / (float)c->visits;
-    float var = c->value_sq / (float)c->visits - q * q;
+/* Student's t for the LCB (as Leela Zero picks its move): with n visits the bound is
+ * mean - t(n-1) * sqrt(sample variance / n), where t(df) has the upper-tail probability that
+ * lcb_z has under the normal distribution.  With few visits t is far wider than z (df 2 at
+ * z 4.265: t 223), so a child with 3 lucky visits cannot outrank one with 17. */
+
+/* Continued fraction of the regularized incomplete beta function (modified Lentz). */
+static double beta_cf(double a, double b, double x) {
+    const double tiny = 1e-300, eps = 1e-13;
+    double qab = a + b, qap = a + 1.0, qam = a - 1.0;
+    double c = 1.0, d = 1.0 - qab * x / qap;
+    if (fabs(d) < tiny) d = tiny;
+    d = 1.0 / d;
+    double h = d;
+    for (int m = 1; m <= 500; m++) {
+        double m2 = 2.0 * m;
+        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
+        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
+        d = 1.0 / d; h *= d * c;
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
+        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1.0) < eps) break;
+    }
+    return h;
+}
+
+/* I_x(a, b), the regularized incomplete beta function. */
+static double inc_beta(double a, double b, double x) {
+    if (x <= 0.0) return 0.0;
+    if (x >= 1.0) return 1.0;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_cf(a, b, x) / a;
+    return 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
+}
+
+/* P(T > t) for Student's t with df degrees of freedom, t >= 0. */
+static double t_upper_tail(double t, double df) {
+    return 0.5 * inc_beta(0.5 * df, 0.5, df / (df + t * t));
+}
+
+/* The t whose upper-tail probability equals that of z under the normal distribution. */
+double search_t_quantile(double z, int df) {
+    if (df < 1) df = 1;
+    if (df > 1000) {  /* Cornish-Fisher: within 1e-5 of the exact value from here on */
+        double n = df, z3 = z * z * z, z5 = z3 * z * z;
+        return z + (z3 + z) / (4.0 * n) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * n * n);
+    }
+    double p = 0.5 * erfc(z / sqrt(2.0));
+    double lo = 0.0, hi = z > 1.0 ? z : 1.0;
+    while (t_upper_tail(hi, df) > p && hi < 1e12) { lo = hi; hi *= 2.0; }
+    for (int i = 0; i < 60 && hi - lo > 1e-7 * hi; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (t_upper_tail(mid, df) > p) lo = mid; else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+float search_lcb(float z, int32_t visits, float value_sum, float value_sq) {
+    if (visits < 2) return -1e6f + (float)(visits > 0 ? visits : 0);
+    float n = (float)visits;
+    float q = value_sum / n;
+    float var = (value_sq - n * q * q) / (n - 1.0f);  /* sample variance */
     if (var < 1e-4f) var = 1e-4f;
-    return q - s->p.lcb_z * sqrtf(var / (float)c->visits);
+    return q - (float)search_t_quantile(z, visits - 1) * sqrtf(var / n);
+}
+
+static float node_lcb(const search_t *s, const node_t *c) {
+    if (!c) return -1e6f;
+    return search_lcb(s->p.lcb_z, c->visits, c->value_sum, c->value_sq);
 }
 
 static int compact_of(const search_t *s, int v) { return board_to_compact(&s->game->board, v); }

@@ -21,7 +21,9 @@ typedef struct {
     float noise_epsilon;       /* weight of the noise in root priors; 0 disables noise */
     float policy_temperature;  /* softmax temperature applied to the policy logits (1 = as given) */
     float temperature;         /* move choice: 0 picks the best child, >0 samples visits^(1/T) */
-    float lcb_z;               /* z of the lower confidence bound used to pick the move; 0: most visits */
+    float lcb_z;               /* the move is the child with the best lower confidence bound on Q: mean
+                                  minus Student's t (df visits-1, the upper tail of this normal z)
+                                  times the standard error; 0: most visits */
     float lcb_min_visit_frac;  /* children with fewer than this share of the top visits can't win by LCB */
     float resign_threshold;    /* root value (side to move, -1..1) below which the player may resign */
     int64_t max_memory;        /* tree memory cap in bytes (nodes + edges); when full the tree stops
@@ -121,6 +123,13 @@ int search_backup_many(search_t **ss, int n, const int32_t *counts, const float 
                        const float *values);
 /* Root visits (including the root's own evaluation). */
 int32_t search_root_visits(const search_t *s);
+/* Student's t quantile with df degrees of freedom at the upper-tail probability of normal z
+ * (the LCB's multiplier; exposed for tests). */
+double search_t_quantile(double z, int df);
+/* The lower confidence bound of a child's Q from its visits, sum and sum of squares of values:
+ * mean - search_t_quantile(z, visits - 1) * sqrt(sample variance / visits); the sample variance
+ * is at least 1e-4.  Under 2 visits: -1e6 + visits. */
+float search_lcb(float z, int32_t visits, float value_sum, float value_sq);
 /* Root value from the side to move's view (-1..1), 0 if unvisited. */
 float search_root_value(const search_t *s);
 /* Writes up to max children of the root: compact move, visits, Q (mover's view, -1..1),

@@ -190,3 +190,25 @@ def test_temperature_sampling_and_visit_distribution():
     assert dist.shape == (26,) and abs(dist.sum() - 1) < 1e-5
     moves = {tree.choose() for _ in range(30)}
     assert len(moves) > 3
+
+
+@pytest.mark.parametrize("df, t", [(1, 12.706), (2, 4.303), (5, 2.571), (10, 2.228), (30, 2.042),
+                                   (120, 1.980), (5000, 1.960)])
+def test_lcb_multiplier_is_students_t(df, t):
+    """At z 1.96 the multiplier is the two-sided 95% t of a printed table (df = visits - 1)."""
+    from engine.core import lib
+    assert abs(lib.search_t_quantile(1.96, df) - t) < 2e-3 * t
+
+
+def test_lcb_does_not_trust_three_visits():
+    """A game against KataGo (32 visits, same net): the old z-only bound let a child with 3
+    visits and Q 0.108 (winrate 55.4%) beat the move with 17 visits and Q 0.103.  With Student's
+    t the 3-visit child's bound is far below; with many visits the higher mean wins."""
+    from engine.core import lib
+    z = SearchParams().lcb_z
+    def lcb(n, q, sd):
+        return lib.search_lcb(z, n, n * q, n * (q * q + sd * sd * (n - 1) / n))
+    few, many = lcb(3, 0.108, 0.05), lcb(17, 0.103, 0.12)
+    assert few < many - 0.5
+    assert lcb(400, 0.11, 0.1) > lcb(2000, 0.09, 0.1)      # enough visits: the better mean wins
+    assert lib.search_lcb(z, 1, 0.9, 0.81) < -1e5            # one visit never competes
