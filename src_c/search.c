@@ -51,7 +51,7 @@ void search_default_params(search_params_t *p) {
     p->c_puct_base = 19652.0f;
     p->c_puct_factor = 1.0f;
     p->fpu_reduction = 0.25f;
-    p->fpu_reduction_root = 0.0f;
+    p->fpu_reduction_root = 0.25f;
     p->virtual_loss = 1.0f;
     p->noise_alpha = 10.83f;
     p->noise_epsilon = 0.0f;

@@ -15,7 +15,8 @@ typedef struct {
     float c_puct_base;         /* visit scale of c_puct's growth: c = c_puct + c_puct_factor*log((N+base+1)/base) */
     float c_puct_factor;       /* strength of that growth (0: constant c_puct) */
     float fpu_reduction;       /* unvisited child Q = parent Q - fpu_reduction*sqrt(sum of visited priors) */
-    float fpu_reduction_root;  /* the same at the root (0 with noise, as in self-play) */
+    float fpu_reduction_root;  /* the same at the root: as Leela Zero, equal to fpu_reduction in play
+                                  and 0 with root noise (self-play sets it) */
     float virtual_loss;        /* each in-flight descent counts as this many lost visits */
     float noise_alpha;         /* total Dirichlet concentration: alpha per move = noise_alpha / legal moves */
     float noise_epsilon;       /* weight of the noise in root priors; 0 disables noise */

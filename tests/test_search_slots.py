@@ -24,7 +24,9 @@ def children(tree):
 
 def test_two_pending_batches_every_leaf_backed_up_once():
     ev = RandomEvaluator(seed=3)
-    tree = Search(Game(9), SearchParams(), max_batch=8, seed=1, slots=2)
+    # Root FPU 0 (as in self-play) spreads the first batches wide enough that both slots fill
+    # from the first round; with play's root reduction the second batch can collide entirely.
+    tree = Search(Game(9), SearchParams(fpu_reduction_root=0.0), max_batch=8, seed=1, slots=2)
     tree.collect(1, slot=0)
     tree.backup(*evaluate(ev, tree, 0)[:2], slot=0)       # the root
     for rnd in range(40):
