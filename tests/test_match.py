@@ -454,3 +454,17 @@ def test_gnugo_match_end_to_end(tmp_path):
     pair = results["pairs"][0]
     assert pair["a_wins"] + pair["b_wins"] + pair["draws"] == 2
     assert pair["sprt"]["verdict"] == "continue"
+
+
+@needs_core
+def test_repeated_games_are_counted_and_flagged(tmp_path, capsys):
+    """Deterministic engines replay the same game: the report says how many were distinct (a
+    KataGo match once showed 18-0 over what were 5 games), and random openings make them differ."""
+    passer = fake("fake_engine.py", "--always-pass", "--name", "Passer")
+    results = run_cli(tmp_path, "--black", fake(), "--white", passer, "--games", "4", "--size", "5")
+    assert results["games_played"] == 4 and results["distinct_games"] == 2
+    assert "only 2 distinct games among 4" in capsys.readouterr().out
+    results = run_cli(tmp_path / "r", "--black", fake(), "--white", passer, "--games", "4",
+                      "--size", "5", "--random-moves", "3", "--seed", "5")
+    assert results["distinct_games"] == 4
+    assert "distinct" not in capsys.readouterr().out

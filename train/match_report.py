@@ -4,11 +4,14 @@ Bradley-Terry ratings, the results document (``--results``) and the printed summ
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from engine.core import BLACK, WHITE
 from train.match_config import MatchConfig, ScheduledGame
@@ -54,7 +57,22 @@ def game_entry(scheduled: ScheduledGame, record: GameRecord, sgf_path: Path) -> 
         "white_seconds": sum(seconds[WHITE]),
         "white_moves": len(seconds[WHITE]),
         "sgf": str(sgf_path),
+        "fingerprint": game_fingerprint(scheduled, record),
     }
+
+
+def game_fingerprint(scheduled: ScheduledGame, record: GameRecord) -> str:
+    """Who played which colour, the set-up and every move: equal for a repeated game."""
+    digest = hashlib.sha1(f"{scheduled.black}|{scheduled.white}|".encode())
+    for array in (record.setup, record.moves, record.colors):
+        digest.update(np.ascontiguousarray(array, dtype=np.int16).tobytes() + b"|")
+    return digest.hexdigest()[:16]
+
+
+def distinct_games(games: list[dict[str, Any]]) -> int:
+    """Games whose moves no earlier game of the match repeated (older results: all count)."""
+    seen = {g.get("fingerprint") or f"#{i}" for i, g in enumerate(games)}
+    return len(seen)
 
 
 def pair_summary(
@@ -164,6 +182,7 @@ def summarize(
         },
         "engines": per_engine,
         "games_played": len(games),
+        "distinct_games": distinct_games(games),
         "average_game_length": (sum(g["moves"] for g in games) / len(games)) if games else None,
         "reasons": dict(Counter(g["reason"] for g in games)),
         "pairs": pairs,
@@ -203,6 +222,12 @@ def format_summary(results: dict[str, Any]) -> str:
         + ", endings: "
         + ", ".join(f"{k} {v}" for k, v in sorted(results["reasons"].items()))
     )
+    distinct = results.get("distinct_games", results["games_played"])
+    if distinct < results["games_played"]:
+        lines.append(
+            f"WARNING: only {distinct} distinct games among {results['games_played']}: deterministic "
+            "engines repeat their games, and the intervals below count every repeat as new "
+            "evidence.  Use --random-moves K (or engines that randomise).")
     for pair in results["pairs"]:
         a, b = pair["a"], pair["b"]
         ab, aw = pair["a_as_black"], pair["a_as_white"]
