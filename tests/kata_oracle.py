@@ -5,7 +5,7 @@ to prove that engine.katanet + the C core's ``kata7`` features evaluate KataGo m
 KataGo does.  Two oracles, both built from KataGo's public source outside this repository:
 
 * ``katago gtp`` (``$KATAGO``, or ``katago`` on PATH): positions are set with ``boardsize``,
-  ``komi``, ``kata-set-rule`` (koRule, multiStoneSuicideLegal), ``clear_board`` and ``play``;
+  ``komi``, ``kata-set-rule`` (ko, suicide), ``clear_board`` and ``play``;
   ``kata-raw-nn b|w 0`` prints the raw network outputs for symmetry 0 from White's view
   (``whiteWin``, ``whiteLoss``, ``noResult``, ``whiteLead``, the policy over legal moves with
   ``NAN`` on illegal points, ``policyPass``, ``whiteOwnership``).  Rules: area scoring, no tax,
@@ -144,6 +144,10 @@ whiteHandicapBonus = 0
 numSearchThreads = 1
 nnRandomize = false
 maxVisits = 1
+# kata-raw-nn mixes the optimistic policy head in as the search would; the oracle wants the
+# plain policy head, which is what the engine evaluates
+policyOptimism = 0.0
+rootPolicyOptimism = 0.0
 """
 
 
@@ -180,8 +184,8 @@ class KataGTP:
         n = pos.size
         self._ask(f"boardsize {n}")
         self._ask(f"komi {pos.komi}")
-        self._ask(f"kata-set-rule koRule {'SIMPLE' if pos.rules == 'chinese' else 'POSITIONAL'}")
-        self._ask(f"kata-set-rule multiStoneSuicideLegal {'false' if pos.rules == 'chinese' else 'true'}")
+        self._ask(f"kata-set-rule ko {'SIMPLE' if pos.rules == 'chinese' else 'POSITIONAL'}")
+        self._ask(f"kata-set-rule suicide {'false' if pos.rules == 'chinese' else 'true'}")
         self._ask("clear_board")
         for color, point in pos.moves:
             vertex = "pass" if point == n * n else f"{COLUMNS[point % n]}{n - point // n}"

@@ -96,6 +96,9 @@ def check_games(results: dict, names: dict[str, str], size: int, komi: float) ->
         assert props.get("RE") == g["result"]
         moves = [node.get_move() for node in root.get_main_sequence()[1:]]
         assert len(moves) == g["moves"]
+        # Every move of a match gets its full visits: none is marked as a cheap self-play search.
+        comments = [n.get("C") for n in root.get_main_sequence()[1:] if n.has_property("C")]
+        assert comments and not any(c.split(" model")[0].endswith(" fast") for c in comments)
         replay = Game(size, Rules.preset("chinese", komi))
         for colour, move in moves:
             point = size * size if move is None else coords.from_sgfmill(move, size)

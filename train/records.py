@@ -388,8 +388,10 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
         lines.append("resignation disabled (calibration game)")
     elif not math.isnan(rec.resign_threshold):
         lines.append(f"resign threshold {rec.resign_threshold:.3f}")
-    lines.append("move comments: root visits, winrate of the mover after the search, "
-                 "'fast' = cheap search (not a training target)")
+    # Records without training targets (matches, the ladder) keep no policies: no move is 'fast'.
+    marks_fast = bool(np.any(rec.full))
+    lines.append("move comments: root visits, winrate of the mover after the search"
+                 + (", 'fast' = cheap search (not a training target)" if marks_fast else ""))
     comments = []
     prev_model = None
     for t in range(rec.length):
@@ -400,7 +402,7 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
             text = "no search"          # a move from outside (a GTP engine)
         else:
             text = f"visits {int(rec.visits[t])} winrate {winrate:.3f}"
-        if not rec.full[t] and int(rec.visits[t]) > 0:
+        if marks_fast and not rec.full[t] and int(rec.visits[t]) > 0:
             text += " fast"
         model = rec.model_of_move(t)
         if model != prev_model:
