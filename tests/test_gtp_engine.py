@@ -282,3 +282,17 @@ def test_final_status_lists_partition_the_stones():
     assert stones == {p for p in range(81) if eng.game.stones().ravel()[p]}
     assert eng.command("final_status_list dead").split() == ["B7", "H3"]
     assert eng.command("final_score") == "B+1.5"
+
+
+def test_move_summary_shows_the_line_of_the_move_played():
+    """The LCB may play a child other than the most-visited one: the stderr summary's PV is the
+    line of the move played, not of the first child."""
+    eng = make_engine()
+    eng.config.quiet, eng.quiet = False, False
+    top, played = v("G7"), v("G6")
+    res = result(played, visits=400)
+    res.children = [ChildStats(top, 250, 0.0, 0.6, -0.1, [top, v("E6")]),
+                    ChildStats(played, 149, 0.1, 0.3, 0.05, [played, v("E5"), v("F5")])]
+    eng._summary(9, BLACK, res, played, 0.5)
+    line = eng.err.getvalue().splitlines()[-1]
+    assert line.startswith("B G6: 400 visits") and line.endswith("pv G6 E5 F5")

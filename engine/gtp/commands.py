@@ -545,8 +545,9 @@ class GTPEngine(GTPServer, AnalysisCommands):
         if self.config.quiet and self.logfile is None:
             return
         vtx = "resign" if move == RESIGN else coords.to_gtp(move, size)
-        best = result.children[0] if result.children else None
-        pv = " ".join(coords.to_gtp(p, size) for p in (best.pv if best else [])[:12])
+        # the line of the move played (the LCB may choose another than the most-visited child)
+        chosen = next((c for c in result.children if c.move == move), None)
+        pv = " ".join(coords.to_gtp(p, size) for p in (chosen.pv if chosen else [])[:12])
         self.info(f"{color_name(color)} {vtx}: {result.visits} visits ({result.playouts} new, "
                   f"{seconds:.2f}s), winrate {100 * result.winrate:.1f}%, pv {pv}")
 
