@@ -12,6 +12,10 @@ ownership estimate, removes them and counts the rest:
   With a network that has no ownership head (Leela Zero nets) or none at all (uniform), this is
   the whole estimate; with an ownership head both are averaged for the final judgement.
 
+The score counts the stones left and the empty points their colour encloses, an empty point only
+where the ownership agrees (see :func:`settled_score`), so an open position is not scored as if
+every empty point one stone reaches were territory.
+
 A group whose mean ownership (from its own colour's view) is below ``-threshold`` is dead, above
 ``threshold`` alive; in between it is in seki when it shares a liberty with another undecided
 group of the other colour, else alive (counted as it stands).  Results are deterministic for a
@@ -192,5 +196,20 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
     for i, (color, points) in enumerate(undecided):
         shared = any(c2 != color and libs[i] & libs[j] for j, (c2, _) in enumerate(undecided))
         (verdict.seki if shared else verdict.alive).append(points)
-    verdict.score = remove_stones(game, verdict.dead_points).score() if verdict.dead else game.score()
+    verdict.score = settled_score(remove_stones(game, verdict.dead_points) if verdict.dead else game,
+                                  own, threshold)
     return verdict
+
+
+def settled_score(board: Game, ownership: np.ndarray, threshold: float = DEAD_THRESHOLD) -> float:
+    """Area score (Black minus White minus komi) of ``board``, its dead stones already removed,
+    where an empty point counts for the colour that encloses it only when the ownership agrees
+    (above ``threshold`` from that colour's view).  At the end of a game the two agree and this
+    is the area count; in an open position an empty point one stone happens to reach is not
+    yet anyone's (one stone on an empty 9x9 board: not B+74 but about komi for White)."""
+    area = board.area().ravel()
+    stones = board.stones().ravel()
+    own = np.asarray(ownership, np.float32).ravel()
+    sign = np.where(area == BLACK, 1.0, np.where(area == WHITE, -1.0, 0.0))
+    settled = (stones != EMPTY) | (sign * own > threshold)
+    return float(np.sum(sign[settled])) - float(board.rules.komi)

@@ -102,3 +102,18 @@ def test_format_result():
     assert scoring.format_result(3.5) == "B+3.5"
     assert scoring.format_result(-0.5) == "W+0.5"
     assert scoring.format_result(0.0) == "0"
+
+
+def test_open_position_is_not_scored_as_territory():
+    """One stone on an empty 9x9 board reaches every empty point, but owns none of them until the
+    ownership says so: B+74 was the old answer to final_score after one move."""
+    from engine.core import Game, Rules
+    from engine.scoring import settled_score
+    game = Game(9, Rules.preset("chinese", komi=7.0))
+    game.play(40, BLACK)
+    assert game.score() == 74.0                                        # the raw area count
+    assert settled_score(game, np.zeros(81, np.float32)) == 1.0 - 7.0   # only the stone counts
+    assert settled_score(game, np.full(81, 0.9, np.float32)) == 74.0    # a settled board: the count
+    half = np.zeros(81, np.float32)
+    half[:36] = 0.5                                                     # the top four rows agree
+    assert settled_score(game, half) == 36 + 1 - 7.0
