@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from engine.core import SearchParams
-from engine.gtp import EngineConfig, GTPEngine, format_memory, parse_memory
+from engine.gtp import EngineConfig, GTPEngine
+from engine.memory import format_memory, parse_memory
 from engine.player import DEFAULT_VISITS
 from engine.rules import PRESETS
 

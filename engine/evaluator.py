@@ -332,8 +332,8 @@ class TorchEvaluator:
             return None if t is None else t.detach().to("cpu", torch.float32).numpy()
 
         out = Evaluation(host(policy), host(value), host(ownership), host(score))
-        bad = ~(np.isfinite(out.value).reshape(b, -1).all(1) & np.isfinite(out.policy).reshape(b, -1).all(1))
-        if bad.any():
+        if not (np.isfinite(out.value).all() and np.isfinite(out.policy).all()):
+            bad = ~(np.isfinite(out.value).reshape(b, -1).all(1) & np.isfinite(out.policy).reshape(b, -1).all(1))
             raise NetworkOutputError(
                 f"network output is not finite (NaN or inf) for {int(bad.sum())} of {b} positions: "
                 "the weights are corrupt or the net diverged")

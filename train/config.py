@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.core import SearchParams
-from engine.gtp.protocol import format_memory, parse_memory
+from engine.memory import format_memory, parse_memory
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
 
 _SEARCH = SearchParams()   # C's search defaults

@@ -11,7 +11,7 @@ from typing import Any
 
 from engine import weights
 from engine.evaluator import TorchEvaluator
-from engine.gtp.protocol import parse_memory
+from engine.memory import parse_memory
 
 #: Engine specs starting with this are our engine in this process, not a GTP command.
 INPROC_PREFIX = "inproc:"

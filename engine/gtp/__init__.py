@@ -9,13 +9,12 @@ from engine.gtp.analysis import AnalysisOptions
 from engine.gtp.commands import (ENGINE_NAME, MAX_SGF_BYTES, EngineConfig, GTPEngine,
                                  game_from_sgf, game_to_sgf)
 from engine.gtp.protocol import (MAX_LINE_BYTES, MAX_NUMBER_CHARS, GTPError, GTPServer, InputReader,
-                                 LongLine, format_memory, is_interrupt, parse_command, parse_memory)
+                                 LongLine, is_interrupt, parse_command)
 from engine.movepolicy import RESIGN
 from engine.player import DEFAULT_VISITS
 
 __all__ = [
     "AnalysisOptions", "DEFAULT_VISITS", "ENGINE_NAME", "EngineConfig", "GTPEngine", "GTPError",
     "GTPServer", "InputReader", "LongLine", "MAX_LINE_BYTES", "MAX_NUMBER_CHARS", "MAX_SGF_BYTES",
-    "RESIGN", "format_memory", "game_from_sgf", "game_to_sgf", "is_interrupt",
-    "parse_command", "parse_memory",
+    "RESIGN", "game_from_sgf", "game_to_sgf", "is_interrupt", "parse_command",
 ]

@@ -20,7 +20,8 @@ from engine import coords, movepolicy, scoring, sgf
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other)
 from engine.gtp.analysis import AnalysisCommands
-from engine.gtp.protocol import _ID, _VERTEX_SHAPE, GTPError, GTPServer, format_memory
+from engine.gtp.protocol import _ID, _VERTEX_SHAPE, GTPError, GTPServer
+from engine.memory import format_memory
 from engine.movepolicy import DEFAULT_RESIGN, RESIGN
 from engine.player import DEFAULT_VISITS, Player, SearchResult
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules

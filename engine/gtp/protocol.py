@@ -34,6 +34,7 @@ from typing import Optional, TextIO
 
 from engine.core import IllegalMoveError, parse_color
 from engine.errors import NetworkOutputError
+from engine.memory import parse_memory
 
 MAX_LINE_BYTES = 1 << 20      # a longer input line gets one "? line too long"; its rest is dropped
 MAX_NUMBER_CHARS = 100        # a longer numeric argument is a syntax error (no int() of 4,300 digits)
@@ -43,7 +44,6 @@ _VERTEX_SHAPE = re.compile(r"[A-Za-z][0-9]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_MEMORY = re.compile(r"([0-9]+)\s*([kmgt]?)(?:i?b)?", re.I)
 
 
 class GTPError(Exception):
@@ -185,32 +185,6 @@ def parse_command(line: str) -> Optional[tuple[Optional[str], str, list[str]]]:
         return cmd_id, "", []
     return cmd_id, tokens[0], tokens[1:]
 
-
-
-MEMORY_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-MAX_MEMORY_LIMIT = 1 << 60    # the C core keeps the cap in an int64
-
-
-def parse_memory(text: str) -> int:
-    """Bytes of a memory size: ``512M``, ``2G``, ``65536`` (bytes).  K, M, G, T are binary
-    multiples (KiB, MiB...) and may be followed by ``B`` or ``iB``; whole numbers only.
-    ValueError for anything else, 0, or more than ``MAX_MEMORY_LIMIT``."""
-    text = text.strip()
-    m = _MEMORY.fullmatch(text) if len(text) <= 30 else None
-    if not m:
-        raise ValueError(f"bad memory size {text!r}: use bytes or e.g. 512M, 2G")
-    value = int(m.group(1)) * MEMORY_UNITS[m.group(2).lower()]
-    if not 1 <= value <= MAX_MEMORY_LIMIT:
-        raise ValueError(f"memory size {text!r} out of range")
-    return value
-
-
-def format_memory(value: int) -> str:
-    """``parse_memory``'s inverse: the largest unit that divides ``value`` exactly."""
-    for unit in ("T", "G", "M", "K"):
-        if value % MEMORY_UNITS[unit.lower()] == 0:
-            return f"{value // MEMORY_UNITS[unit.lower()]}{unit}"
-    return str(value)
 
 
 def _clean_reply(text: str) -> str:
