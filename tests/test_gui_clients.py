@@ -10,7 +10,7 @@ drawn as a white stone.  No dialog (Lizzie's version refusal, an engine error) m
 wait is for an event with a generous deadline, so a slow machine only makes them slower.
 
 Needs Xvfb and xdotool, and java with /usr/share/java/lizzie.jar or /usr/games/quarry
-(``apt-get install xvfb xdotool liblizzie-java quarry``); a test skips, saying what is missing,
+(``apt-get install xvfb xdotool x11-utils liblizzie-java quarry``); a test skips, saying what is missing,
 without them.  ``GOENGINE_GUI_SCREENSHOTS=DIR`` copies Lizzie's board with analysis to DIR
 (docs/lizzie-9x9.png was made so)."""
 from __future__ import annotations
@@ -58,7 +58,13 @@ def test_version_is_one_lizzie_accepts():
 
 # -- the X server --------------------------------------------------------------------------------
 class Xvfb:
-    """An Xvfb server on a free display, its screen readable as a file (-fbdir, XWD format)."""
+    """An Xvfb server on a free display, its screen readable as a file (-fbdir, XWD format).
+
+    ``-noreset``: by default an X server resets when its last client disconnects, and a client
+    that connects during the reset is refused.  The tests' own xdotool calls are often the only
+    client, so without it the GUI client started next failed now and then, at once and before
+    starting the engine (Lizzie: "Can't connect to X11 window server using ':0'"; Quarry: exit
+    status 253, no output)."""
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
@@ -76,7 +82,8 @@ class Xvfb:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 ["Xvfb", "-displayfd", str(write_end), "-screen", "0",
-                 f"{SCREEN[0]}x{SCREEN[1]}x24", "-fbdir", str(self.fbdir), "-nolisten", "tcp"],
+                 f"{SCREEN[0]}x{SCREEN[1]}x24", "-fbdir", str(self.fbdir), "-nolisten", "tcp",
+                 "-noreset"],
                 pass_fds=(write_end,), stdout=log, stderr=log, start_new_session=True)
         os.close(write_end)
         answer, deadline = b"", time.monotonic() + 60
@@ -142,6 +149,19 @@ def stop_group(proc: subprocess.Popen) -> None:
             time.sleep(0.2)         # the group's other members go with SIGTERM too
         except subprocess.TimeoutExpired:
             continue
+
+
+def test_the_x_server_does_not_reset_between_clients(xvfb):
+    """A root-window property set by one client is still there for the next: the server did not
+    reset when the first disconnected (see Xvfb)."""
+    reason = missing([("xprop", "x11-utils")])
+    if reason:
+        pytest.skip(reason)
+    subprocess.run(["xprop", "-root", "-f", "GOENGINE_PROBE", "8s", "-set", "GOENGINE_PROBE",
+                    "kept"], env=xvfb.env, check=True, timeout=30)
+    answer = subprocess.run(["xprop", "-root", "GOENGINE_PROBE"], env=xvfb.env,
+                            capture_output=True, text=True, timeout=30).stdout
+    assert answer.strip() == 'GOENGINE_PROBE(STRING) = "kept"', answer
 
 
 # -- the engine's transcript ---------------------------------------------------------------------
