@@ -120,9 +120,9 @@ GTP:
                         "this process may use (2 on CUDA).  With 1 thread and --visits the engine "
                         "is deterministic")
     p.add_argument("--precision", default="auto", type=str.lower,
-                   choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw"),
+                   choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw", "fp32-wino"),
                    help="network precision: auto (default) measures fp32, bf16 (and fp16 on CUDA) "
-                        "and memory layouts once per machine and net shape, keeps the fastest whose "
+                        "and memory layouts (fp32-wino: Winograd 3x3 convolutions, CPU) once per machine and net shape, keeps the fastest whose "
                         "outputs stay within tolerance of fp32, and caches the choice in "
                         "$XDG_CACHE_HOME/goengine (~/.cache/goengine); or force one.  The choice "
                         "is printed on stderr at start")

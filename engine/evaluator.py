@@ -217,6 +217,8 @@ class TorchEvaluator:
         threads: if given, ``torch.set_num_threads(threads)`` (a process-wide torch setting).
         channels_last: run convolutions in channels-last layout (faster on CPU and tensor cores).
         max_batch: split forward passes into chunks of at most this many rows (None: no limit).
+        winograd: run 3x3 convolutions by Winograd's algorithm (:mod:`engine.winograd`; CPU and
+            fp32 only, else ValueError).
 
     Counters: ``cache_hits``, ``cache_misses`` (positions served from / not found in the cache,
     only when keys are given) and ``positions_evaluated`` (positions that went through the net,
@@ -235,6 +237,7 @@ class TorchEvaluator:
         threads: int | None = None,
         channels_last: bool = True,
         max_batch: int | None = None,
+        winograd: bool = False,
     ) -> None:
         if symmetries not in SYMMETRY_MODES:
             raise ValueError(f"symmetries must be one of {SYMMETRY_MODES}, got {symmetries!r}")
@@ -250,7 +253,13 @@ class TorchEvaluator:
         net = model.fused() if isinstance(model, GoNet) else copy.deepcopy(model)
         net = net.eval().requires_grad_(False).to(self.device)
         self.channels_last = bool(channels_last)
-        if self.channels_last:
+        self.winograd = bool(winograd)
+        if self.winograd:
+            if self.device.type != "cpu" or self.dtype != torch.float32:
+                raise ValueError("Winograd convolutions run on the CPU in fp32 only")
+            from engine.winograd import winograd_model
+            net = winograd_model(net)
+        elif self.channels_last:
             net = net.to(memory_format=torch.channels_last)
         self.model = net
         self.symmetries = symmetries

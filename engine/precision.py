@@ -5,8 +5,9 @@ with AVX512_BF16 and runs 6-10x slower on CPUs without it; on CUDA fp16/bf16 use
 so it is measured, never assumed.  The first time a net shape runs on a machine,
 :func:`choose_precision`
 
-1. runs every candidate (:func:`candidates`: fp32 with and without channels-last, bf16
-   channels-last, and on CUDA fp16 and bf16) on sample positions and compares its policy
+1. runs every candidate (:func:`candidates`: fp32 with and without channels-last, fp32 with
+   Winograd 3x3 convolutions (:mod:`engine.winograd`), bf16 channels-last, and on CUDA fp16 and
+   bf16) on sample positions and compares its policy
    (softmax probabilities) and value with plain fp32's; a candidate further away than
    :data:`TOLERANCE` is never taken (and not timed);
 2. times the others on a batch of the engine's size, in interleaved rounds (the best round of
@@ -43,7 +44,7 @@ from engine.core import FEATURE_SETS, Game
 from engine.evaluator import TorchEvaluator, _model_io, resolve_device
 from engine.fileio import atomic_write
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2      # 2: Winograd joined the candidates; older choices are measured again
 CACHE_FILE = "precision.json"
 # A candidate is accepted when, on the sample positions, no policy probability moves by more
 # than TOLERANCE["policy"] and no value by more than TOLERANCE["value"] from fp32's.
@@ -55,26 +56,30 @@ MARGIN = 1.05
 
 @dataclass(frozen=True)
 class Precision:
-    """How a forward pass runs: compute dtype (autocast) and memory layout."""
+    """How a forward pass runs: compute dtype (autocast), memory layout, and whether 3x3
+    convolutions run by Winograd's algorithm (CPU, fp32 only)."""
 
     dtype: str = "fp32"           # fp32 | bf16 | fp16
     channels_last: bool = True
+    winograd: bool = False
 
     @property
     def label(self) -> str:
+        if self.winograd:
+            return f"{self.dtype}-wino"
         return self.dtype if self.channels_last else f"{self.dtype}-nchw"
 
     @classmethod
     def parse(cls, label: str) -> "Precision":
-        """``fp32``, ``bf16``, ``fp16`` (channels-last) or the same with ``-nchw``."""
+        """``fp32``, ``bf16``, ``fp16`` (channels-last), the same with ``-nchw``, or
+        ``fp32-wino`` (Winograd convolutions on the CPU)."""
         text = str(label).strip().lower()
         aliases = {"float32": "fp32", "float": "fp32", "bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
-        layout_nchw = text.endswith("-nchw")
-        base = text[: -len("-nchw")] if layout_nchw else text
-        base = aliases.get(base, base)
-        if base not in DTYPES:
-            raise ValueError(f"unknown precision {label!r}; use auto, fp32, bf16, fp16 or fp32-nchw")
-        return cls(base, not layout_nchw)
+        suffix = next((x for x in ("-nchw", "-wino") if text.endswith(x)), "")
+        base = aliases.get(text[: len(text) - len(suffix)], text[: len(text) - len(suffix)])
+        if base not in DTYPES or (suffix == "-wino" and base != "fp32"):
+            raise ValueError(f"unknown precision {label!r}; use auto, fp32, bf16, fp16, fp32-nchw or fp32-wino")
+        return cls(base, suffix != "-nchw", suffix == "-wino")
 
 
 DEFAULT = Precision("fp32", True)
@@ -103,7 +108,7 @@ class Choice:
 
     def describe(self) -> str:
         """One line for stderr."""
-        layout = "channels-last" if self.channels_last else "NCHW"
+        layout = "Winograd" if self.precision.winograd else "channels-last" if self.channels_last else "NCHW"
         head = f"precision: {self.dtype} {layout}"
         if self.source == "forced":
             return f"{head} (forced by --precision)"
@@ -212,8 +217,8 @@ def _cached_choice(entry: Any, allowed: list[Precision], tolerance: dict[str, fl
 # -- measuring ----------------------------------------------------------------------------------
 
 def candidates(device: Any) -> list[Precision]:
-    """What is tried on ``device``: fp32 (NCHW and channels-last) and bf16 channels-last on a
-    CPU; fp32, fp16 and (where supported) bf16, channels-last, on CUDA."""
+    """What is tried on ``device``: fp32 (NCHW, channels-last and Winograd) and bf16
+    channels-last on a CPU; fp32, fp16 and (where supported) bf16, channels-last, on CUDA."""
     dev = torch.device(device)
     if dev.type == "cuda":
         out = [Precision("fp32"), Precision("fp16")]
@@ -221,7 +226,7 @@ def candidates(device: Any) -> list[Precision]:
             out.append(Precision("bf16"))
         return out
     if dev.type == "cpu":
-        return [Precision("fp32", False), Precision("fp32"), Precision("bf16")]
+        return [Precision("fp32", False), Precision("fp32"), Precision("fp32", True, True), Precision("bf16")]
     return [Precision("fp32")]
 
 
@@ -273,8 +278,8 @@ def default_timer(precision: Precision, forward: Callable[[], None], rows: int, 
 
 def _evaluator(model: Any, device: Any, precision: Precision):
 
-    return TorchEvaluator(model, device=device, dtype=precision.dtype, symmetries="none", cache_size=0,
-                          channels_last=precision.channels_last)
+    return TorchEvaluator(model, device=device, symmetries="none", cache_size=0,
+                          **evaluator_kwargs(Choice(precision, "forced")))
 
 
 def measure(model: Any, device: Any, size: int, batch: int, *, timer: Callable | None = None,
@@ -411,7 +416,8 @@ _LOGGED: set[str] = set()
 
 def evaluator_kwargs(choice: Choice) -> dict[str, Any]:
     """TorchEvaluator arguments for a choice."""
-    return {"dtype": choice.dtype, "channels_last": choice.channels_last}
+    return {"dtype": choice.dtype, "channels_last": choice.channels_last,
+            "winograd": choice.precision.winograd}
 
 
 __all__ = ["Precision", "Choice", "TOLERANCE", "candidates", "choose_precision", "measure", "machine_key",

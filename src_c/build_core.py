@@ -13,11 +13,11 @@ from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = ["board.c", "game.c", "chains.c", "feature_planes.c", "kata_ladder.c", "kata_features.c",
-           "search.c"]
+           "search.c", "winograd.c"]
 
 # The headers whose declarations Python sees (board.h only for its constants: every board-level
 # function takes a board_t, which stays inside C).
-HEADERS = ["board.h", "game.h", "chains.h", "feature_planes.h", "kata_features.h", "search.h", "api.h"]
+HEADERS = ["board.h", "game.h", "chains.h", "feature_planes.h", "kata_features.h", "search.h", "winograd.h", "api.h"]
 # Types a declaration may mention to reach Python; anything else (board_t, kata_order_t...) keeps
 # it out of the cdef.
 PLAIN_TYPES = {"void", "int", "float", "double", "const", "uint8_t", "int16_t", "int32_t",
@@ -99,7 +99,7 @@ if os.environ.get("GOENGINE_SANITIZE"):
 
 ffibuilder.set_source(
     "engine._core",
-    '#include "api.h"\n#include "chains.h"\n#include "kata_features.h"',
+    '#include "api.h"\n#include "chains.h"\n#include "kata_features.h"\n#include "winograd.h"',
     sources=[os.path.relpath(os.path.join(HERE, f)) for f in SOURCES + ["api.c"]],
     include_dirs=[os.path.relpath(HERE)],
     extra_compile_args=_flags,

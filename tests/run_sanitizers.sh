@@ -3,8 +3,9 @@
 #
 # The extension is rebuilt with GOENGINE_SANITIZE=1 (see src_c/build_core.py) inside a temporary
 # copy of the repository, so the normal in-place build is never touched.  The tests that drive
-# the C core (tests/test_board*.py, tests/test_features.py, tests/test_search*.py, those that
-# exist) then run there with libasan preloaded into the (uninstrumented) Python interpreter.
+# the C core (tests/test_board*.py, tests/test_features.py, tests/test_search*.py,
+# tests/test_winograd.py, those that exist) then run there with libasan preloaded into the
+# (uninstrumented) Python interpreter.
 #
 # Exit status: 0 only if the build succeeds, pytest passes and no sanitizer printed a report;
 # ASan aborts on its first error and UBSan is built with -fno-sanitize-recover and run with
@@ -63,7 +64,8 @@ if ! ls "$WORK"/engine/_core*.so >/dev/null 2>&1; then
 fi
 
 TESTS=()
-for f in "$WORK"/tests/test_board*.py "$WORK"/tests/test_features.py "$WORK"/tests/test_search*.py; do
+for f in "$WORK"/tests/test_board*.py "$WORK"/tests/test_features.py "$WORK"/tests/test_search*.py \
+         "$WORK"/tests/test_winograd.py; do
     if [ -e "$f" ]; then TESTS+=("${f#"$WORK"/}"); fi
 done
 if [ ${#TESTS[@]} -eq 0 ]; then

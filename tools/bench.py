@@ -140,9 +140,10 @@ def bench_net(args) -> dict:
             choice = choose_precision(model, args.device, size, args.batch, option)
             prec: Precision = choice.precision
             ev = TorchEvaluator(model, dtype=prec.dtype, channels_last=prec.channels_last,
-                                device=args.device, seed=1)
+                                winograd=prec.winograd, device=args.device, seed=1)
             bare = TorchEvaluator(model, dtype=prec.dtype, channels_last=prec.channels_last,
-                                  symmetries="none", cache_size=0, device=args.device)
+                                  winograd=prec.winograd, symmetries="none", cache_size=0,
+                                  device=args.device)
             planes_n = model.config.in_planes
 
             def forward_of(b: int):
@@ -199,7 +200,8 @@ def bench_vs_leelaz(args) -> dict:
 
 
 def raw_benchmark(model, size: int = 19, batch: int = 16, seconds: float = 3.0, dtype=None,
-                  device=None, threads: int | None = None, channels_last: bool = True) -> float:
+                  device=None, threads: int | None = None, channels_last: bool = True,
+                  winograd: bool = False) -> float:
     """Network evaluations per second of the bare forward pass (no symmetry, no cache, input
     already on the device, outputs synchronised) for ``batch`` random positions of ``size`` x
     ``size``, measured for about ``seconds`` after two warm-up passes."""
@@ -207,7 +209,7 @@ def raw_benchmark(model, size: int = 19, batch: int = 16, seconds: float = 3.0, 
     from engine.evaluator import TorchEvaluator
 
     ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="none", cache_size=0,
-                        threads=threads, channels_last=channels_last)
+                        threads=threads, channels_last=channels_last, winograd=winograd)
     gen = torch.Generator().manual_seed(0)
     x = (torch.rand(batch, ev.planes, size, size, generator=gen) < 0.3).float().to(ev.device)
 
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=4.0, help="per round and side")
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--dtype", default="auto",
-                   help="auto (the engine's measured precision) | fp32 | fp32-nchw | bf16 | fp16")
+                   help="auto (the engine's measured precision) | fp32 | fp32-nchw | fp32-wino | bf16 | fp16")
     p.add_argument("--device", default=None)
     p = sub.add_parser("vs-leelaz", help="visits/s against leelaz on the same random LZ net")
     p.add_argument("--nets", nargs="+", default=["6x64", "10x128"])
@@ -259,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--dtype", default="engine",
                    help="engine (default: the engine's measured precision, engine.precision) | auto "
-                        "(measure fp32 and bf16 both) | fp32 | bf16")
+                        "(measure fp32 and bf16 both) | fp32 | fp32-wino | bf16")
     p.add_argument("--leelaz", default="/usr/games/leelaz")
     p.add_argument("--repeats", type=int, default=2, help="rounds per setting (order alternates)")
     p.add_argument("--parallel", choices=["threads", "split", "intra", "all"], default="threads",

@@ -297,7 +297,8 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
              compiled: bool = False) -> dict[str, Any]:
     """Search the empty 19x19 board (Black, komi 7.5) for ``visits`` with our engine.
 
-    ``dtype``: a precision label (fp32, bf16, fp16, fp32-nchw; :class:`engine.precision.Precision`).
+    ``dtype``: a precision label (fp32, bf16, fp16, fp32-nchw, fp32-wino;
+    :class:`engine.precision.Precision`).
     ``parallel`` says how ``threads`` > 1 are used: "threads" (the engine's: ``threads`` search
     threads on one tree, each with its own batch in flight, torch at one thread each), "split"
     (:class:`SplitEvaluator`, each batch cut into ``threads`` slices evaluated concurrently,
@@ -327,7 +328,7 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
             rows = -(-batch // threads) if split else batch
             net, compile_seconds = compiled_model(model, rows)
         ev = TorchEvaluator(net, dtype=precision.dtype, channels_last=precision.channels_last,
-                            symmetries=symmetries, cache_size=400_000, device="cpu", seed=seed)
+                            winograd=precision.winograd, symmetries=symmetries, cache_size=400_000, device="cpu", seed=seed)
         splitter = SplitEvaluator(ev, threads) if split else None
         player = Player(splitter or ev, SearchParams(), batch=batch, seed=seed, threads=searchers)
         rules = Rules.preset("chinese", komi=KOMI)
@@ -373,9 +374,9 @@ def _dtypes(requested: str, model=None, batch: int = 16) -> list[str]:
         return [choose_precision(model, "cpu", 19, batch).precision.label]
     names = {"float32": "fp32", "fp32": "fp32", "float": "fp32", "bfloat16": "bf16",
              "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
-             "fp32-nchw": "fp32-nchw"}
+             "fp32-nchw": "fp32-nchw", "fp32-wino": "fp32-wino"}
     if r not in names:
-        raise ValueError(f"unknown dtype {requested!r}; use engine, auto, fp32, fp32-nchw or bf16")
+        raise ValueError(f"unknown dtype {requested!r}; use engine, auto, fp32, fp32-nchw, fp32-wino or bf16")
     return [names[r]]
 
 

@@ -76,7 +76,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         slice_s = seconds / max(1, rounds) / 3
         rate = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=slice_s,
                              dtype=dtype, device=device, threads=threads,
-                             channels_last=precision["channels_last"])
+                             channels_last=precision["channels_last"],
+                             winograd=precision.get("winograd", False))
         raw_evals += rate * slice_s
         raw_wall += slice_s
     raw = raw_evals / raw_wall
