@@ -137,7 +137,8 @@ def _cpu_info() -> tuple[str, str]:
 
 
 def machine_key(device: Any) -> str:
-    """What the measurement depends on besides the net: device model and torch version."""
+    """What the measurement depends on besides the net: device model (on a CPU, with the torch
+    thread count) and torch version."""
     dev = torch.device(device)
     if dev.type == "cuda":
         index = dev.index if dev.index is not None else torch.cuda.current_device()
@@ -146,7 +147,9 @@ def machine_key(device: Any) -> str:
         what = f"cuda:{name}:sm{cap}"
     else:
         model, flags = _cpu_info()
-        what = f"{dev.type}:{model}:{hashlib.sha1(flags.encode()).hexdigest()[:12]}"
+        # The torch thread count too: one choice can be best on one core and not on several.
+        what = (f"{dev.type}:{model}:{hashlib.sha1(flags.encode()).hexdigest()[:12]}"
+                f":threads {torch.get_num_threads()}")
     return f"{what}|torch {torch.__version__}"
 
 

@@ -169,7 +169,7 @@ class WinogradConv3x3(nn.Module):
         bias = _ptr(self.bias, "const float *") if self.bias is not None else ffi.NULL
         cf = lambda t: _ptr(t, "const float *")  # noqa: E731
         status = lib.wino_conv3x3(cf(xl), n, h, w, u.shape[1], self.out_channels, m, cf(bt), cf(at), cf(u),
-                                  bias, res, int(relu), _ptr(y))
+                                  bias, res, int(relu), torch.get_num_threads(), _ptr(y))
         if status == 1:                        # no fused kernel for this shape: separate steps
             a = m + 2
             v, mm = self._scratch_for(a, n * (-(-h // m)) * (-(-w // m)), u.shape[1])

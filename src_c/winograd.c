@@ -6,6 +6,7 @@
  * for AVX2 + FMA and the loader picks that version where the CPU has it. */
 #include "winograd.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,26 +186,33 @@ block_gemm(int aa, int nb, int c, int co, const float *v, const float *u, float 
     }
 }
 
-/* The whole convolution for one tile size, in blocks of tiles small enough for the caches. */
+/* One job of the fused convolution: tiles [first, last) of the arguments, in blocks. */
+typedef struct {
+    const float *x, *bt, *at, *u, *bias, *residual;
+    float *y;
+    int n, h, w, c, co, m, relu, block;
+    long first, last;
+    int status;      /* 0 done, 1 no fast kernel for these matrices, -1 no memory */
+} wino_job_t;
+
+/* Tiles [first, last) for one tile size, in blocks of tiles small enough for the caches. */
 static inline __attribute__((always_inline)) void
-conv_fused(const float *x, int n, int h, int w, int c, int co, int m, int a, const float *bt,
-           const float *at, const float *u, const float *bias, const float *residual, int relu,
-           float *y, int block, float *v, float *mm) {
-    const int th = tiles(h, m), tw = tiles(w, m);
-    const long ntiles = (long)n * th * tw;
-    for (long t0 = 0; t0 < ntiles; t0 += block) {
-        const int nb = (int)(ntiles - t0 < block ? ntiles - t0 : block);
+conv_tiles(const wino_job_t *j, int m, int a, const float *bt, const float *at, float *v, float *mm) {
+    const int th = tiles(j->h, m), tw = tiles(j->w, m);
+    for (long t0 = j->first; t0 < j->last; t0 += j->block) {
+        const int nb = (int)(j->last - t0 < j->block ? j->last - t0 : j->block);
         for (int i = 0; i < nb; i++) {
             const long t = t0 + i;
             const int b = (int)(t / ((long)th * tw)), r = (int)(t % ((long)th * tw));
-            input_tile(x, h, w, c, m, a, bt, b, r / tw, r % tw, v + (long)i * c, (long)nb * c);
+            input_tile(j->x, j->h, j->w, j->c, m, a, bt, b, r / tw, r % tw, v + (long)i * j->c,
+                       (long)nb * j->c);
         }
-        block_gemm(a * a, nb, c, co, v, u, mm);
+        block_gemm(a * a, nb, j->c, j->co, v, j->u, mm);
         for (int i = 0; i < nb; i++) {
             const long t = t0 + i;
             const int b = (int)(t / ((long)th * tw)), r = (int)(t % ((long)th * tw));
-            output_tile(mm + (long)i * co, (long)nb * co, h, w, co, m, a, at, bias, residual, relu,
-                        b, r / tw, r % tw, y);
+            output_tile(mm + (long)i * j->co, (long)nb * j->co, j->h, j->w, j->co, m, a, at, j->bias,
+                        j->residual, j->relu, b, r / tw, r % tw, j->y);
         }
     }
 }
@@ -217,38 +225,69 @@ static int block_tiles(int a, int c, int co) {
 }
 
 WINO_CLONES
-static int conv_fast(const float *x, int n, int h, int w, int c, int co, int m, const float *bt,
-                     const float *at, const float *u, const float *bias, const float *residual,
-                     int relu, float *y) {
-    const int a = m + 2, tb = block_tiles(a, c, co);
-    float *v = malloc(sizeof(float) * (size_t)a * a * tb * (size_t)(c + co));
-    if (!v) return -1;
-    float *mm = v + (size_t)a * a * tb * c;
-    if (m == 2 && !memcmp(bt, BT2, sizeof BT2) && !memcmp(at, AT2, sizeof AT2))
-        conv_fused(x, n, h, w, c, co, 2, 4, BT2, AT2, u, bias, residual, relu, y, tb, v, mm);
-    else if (m == 3 && !memcmp(bt, BT3, sizeof BT3) && !memcmp(at, AT3, sizeof AT3))
-        conv_fused(x, n, h, w, c, co, 3, 5, BT3, AT3, u, bias, residual, relu, y, tb, v, mm);
-    else if (m == 4 && !memcmp(bt, BT4, sizeof BT4) && !memcmp(at, AT4, sizeof AT4))
-        conv_fused(x, n, h, w, c, co, 4, 6, BT4, AT4, u, bias, residual, relu, y, tb, v, mm);
-    else {
-        free(v);
-        return 1;
+static void *conv_job(void *arg) {
+    wino_job_t *j = arg;
+    const int a = j->m + 2;
+    float *v = malloc(sizeof(float) * (size_t)a * a * j->block * (size_t)(j->c + j->co));
+    if (!v) {
+        j->status = -1;
+        return NULL;
     }
+    float *mm = v + (size_t)a * a * j->block * j->c;
+    j->status = 0;
+    if (j->m == 2 && !memcmp(j->bt, BT2, sizeof BT2) && !memcmp(j->at, AT2, sizeof AT2))
+        conv_tiles(j, 2, 4, BT2, AT2, v, mm);
+    else if (j->m == 3 && !memcmp(j->bt, BT3, sizeof BT3) && !memcmp(j->at, AT3, sizeof AT3))
+        conv_tiles(j, 3, 5, BT3, AT3, v, mm);
+    else if (j->m == 4 && !memcmp(j->bt, BT4, sizeof BT4) && !memcmp(j->at, AT4, sizeof AT4))
+        conv_tiles(j, 4, 6, BT4, AT4, v, mm);
+    else
+        j->status = 1;
     free(v);
-    return 0;
+    return NULL;
 }
 #endif
 
+#define WINO_MAX_THREADS 64
+
 int wino_conv3x3(const float *x, int n, int h, int w, int c, int co, int m, const float *bt,
                  const float *at, const float *u, const float *bias, const float *residual,
-                 int relu, float *y) {
+                 int relu, int threads, float *y) {
     if (!x || !bt || !at || !u || !y || n < 1 || h < 1 || w < 1 || c < 1 || co < 1 || m < 1
         || m + 2 > WINO_MAX_ALPHA || x == y)
         return -1;
 #if WINO_VEC
-    if (c % 8 == 0 && co % 16 == 0) return conv_fast(x, n, h, w, c, co, m, bt, at, u, bias, residual, relu, y);
-#endif
+    if (c % 8 != 0 || co % 16 != 0) return 1;
+    const int block = block_tiles(m + 2, c, co);
+    const long ntiles = (long)n * tiles(h, m) * tiles(w, m);
+    const long blocks = (ntiles + block - 1) / block;
+    int jobs = threads < 1 ? 1 : threads > WINO_MAX_THREADS ? WINO_MAX_THREADS : threads;
+    if (jobs > blocks) jobs = (int)blocks;
+    wino_job_t job[WINO_MAX_THREADS];
+    pthread_t tid[WINO_MAX_THREADS];
+    int started[WINO_MAX_THREADS] = {0};
+    for (int i = 0; i < jobs; i++) {
+        job[i] = (wino_job_t){x, bt, at, u, bias, residual, y, n, h, w, c, co, m, relu, block,
+                              blocks * i / jobs * block, blocks * (i + 1) / jobs * block, -1};
+        if (job[i].last > ntiles) job[i].last = ntiles;
+    }
+    /* Jobs 1.. on their own threads (run here instead if a thread cannot start), job 0 here. */
+    for (int i = 1; i < jobs; i++)
+        started[i] = pthread_create(&tid[i], NULL, conv_job, &job[i]) == 0;
+    conv_job(&job[0]);
+    int status = 0;
+    for (int i = 0; i < jobs; i++) {
+        if (i > 0) {
+            if (started[i]) pthread_join(tid[i], NULL);
+            else conv_job(&job[i]);
+        }
+        if (job[i].status != 0 && (status == 0 || job[i].status < 0)) status = job[i].status;
+    }
+    return status;
+#else
+    (void)bias; (void)residual; (void)relu; (void)threads;
     return 1;
+#endif
 }
 
 WINO_CLONES

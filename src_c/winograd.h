@@ -27,9 +27,10 @@ int wino_output_transform(const float *mm, int n, int h, int w, int co, int m, c
  * and the output transform with bias, residual and relu as above.  Needs c % 8 == 0,
  * co % 16 == 0 and the transform matrices engine/winograd.py builds; returns 1 (nothing done)
  * otherwise, so the caller falls back to the separate transforms.  y must not be x.
+ * threads > 1 splits the tiles between that many threads (the caller's one included).
  * Returns 0 when done, -1 for bad arguments or no memory. */
 int wino_conv3x3(const float *x, int n, int h, int w, int c, int co, int m, const float *bt,
                  const float *at, const float *u, const float *bias, const float *residual,
-                 int relu, float *y);
+                 int relu, int threads, float *y);
 
 #endif

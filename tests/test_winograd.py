@@ -68,6 +68,23 @@ def test_equals_conv2d_at_every_size_and_tile(size, tile):
                                        atol=2e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("threads", [2, 3, 64])
+def test_the_tiles_split_between_threads(threads):
+    conv = _conv(16, 32, seed=5)
+    w = wg.WinogradConv3x3(conv)
+    x = torch.randn(7, 16, 19, 19)
+    res = torch.randn(7, 32, 19, 19)
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with torch.no_grad():
+            got = w(x, residual=res, relu=True)
+    finally:
+        torch.set_num_threads(old)
+    with torch.no_grad():
+        np.testing.assert_allclose(got.numpy(), F.relu(conv(x) + res).numpy(), atol=2e-4, rtol=1e-4)
+
+
 def test_a_rectangular_board_and_a_batch_of_one():
     conv = _conv(16, 16, seed=3)
     w = wg.WinogradConv3x3(conv)
@@ -90,8 +107,8 @@ def test_bad_inputs_are_refused():
     from engine._core import ffi, lib
     buf = torch.zeros(64)
     p = wg._ptr(buf, "const float *")
-    assert lib.wino_conv3x3(p, 0, 9, 9, 8, 16, 3, p, p, p, ffi.NULL, ffi.NULL, 0, wg._ptr(buf)) == -1
-    assert lib.wino_conv3x3(p, 1, 9, 9, 8, 16, 3, p, p, p, ffi.NULL, ffi.NULL, 0, ffi.cast("float *", p)) == -1
+    assert lib.wino_conv3x3(p, 0, 9, 9, 8, 16, 3, p, p, p, ffi.NULL, ffi.NULL, 0, 1, wg._ptr(buf)) == -1
+    assert lib.wino_conv3x3(p, 1, 9, 9, 8, 16, 3, p, p, p, ffi.NULL, ffi.NULL, 0, 1, ffi.cast("float *", p)) == -1
     assert lib.wino_input_transform(p, 1, 9, 9, 8, 7, p, wg._ptr(buf)) == -1
     assert lib.wino_output_transform(p, 1, 9, 9, 8, 0, p, ffi.NULL, ffi.NULL, 0, wg._ptr(buf)) == -1
 

@@ -371,7 +371,12 @@ def _dtypes(requested: str, model=None, batch: int = 16) -> list[str]:
     if r == "engine":
         if model is None:
             raise ValueError("the engine's precision needs the model")
-        return [choose_precision(model, "cpu", 19, batch).precision.label]
+        old = torch.get_num_threads()
+        torch.set_num_threads(1)            # as the engine runs it: one torch thread per search thread
+        try:
+            return [choose_precision(model, "cpu", 19, batch).precision.label]
+        finally:
+            torch.set_num_threads(old)
     names = {"float32": "fp32", "fp32": "fp32", "float": "fp32", "bfloat16": "bf16",
              "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
              "fp32-nchw": "fp32-nchw", "fp32-wino": "fp32-wino"}
