@@ -115,8 +115,9 @@ class WinogradConv3x3(nn.Module):
         self.tile = tile
         w = conv.weight.detach().to(torch.float64).cpu()
         self.register_buffer("weight64", w, persistent=False)
-        bias = conv.bias.detach().float().cpu().contiguous() if conv.bias is not None else None
-        self.register_buffer("bias", bias, persistent=False)
+        # A plain attribute, not a buffer: Module.to() must never swap it under the cached pointer.
+        self.bias = conv.bias.detach().float().cpu().contiguous() if conv.bias is not None else None
+        self._bias_ptr = _ptr(self.bias, "const float *") if self.bias is not None else ffi.NULL
         self._filters: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self._scratch = threading.local()     # per thread: the transformed data and products
 
@@ -130,9 +131,10 @@ class WinogradConv3x3(nn.Module):
             self._scratch.bufs = bufs
         return bufs[1], bufs[2]
 
-    def _transformed(self, m: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(U [(m+2)^2, Ci rounded up to 8, Co], A^T, B^T) for tile size m, computed once (two
-        threads may both compute it the first time: the same value, stored in one step)."""
+    def _transformed(self, m: int) -> tuple:
+        """(U [(m+2)^2, Ci rounded up to 8, Co], A^T, B^T, and their C pointers) for tile size m,
+        computed once (two threads may both compute it the first time: the same value, stored in
+        one step)."""
         found = self._filters.get(m)
         if found is None:
             at, g, bt = (torch.from_numpy(x) for x in transform_matrices(m))
@@ -142,7 +144,8 @@ class WinogradConv3x3(nn.Module):
             pad = -self.in_channels % 8        # the fused kernel takes channels in eights
             if pad:
                 u = torch.cat([u, u.new_zeros(a * a, pad, self.out_channels)], dim=1)
-            found = (u.float().contiguous(), at.float().contiguous(), bt.float().contiguous())
+            tensors = (u.float().contiguous(), at.float().contiguous(), bt.float().contiguous())
+            found = tensors + tuple(_ptr(t, "const float *") for t in tensors)
             self._filters[m] = found
         return found
 
@@ -154,11 +157,12 @@ class WinogradConv3x3(nn.Module):
             raise ValueError("WinogradConv3x3 runs on the CPU")
         n, c, h, w = x.shape
         m = self.tile or best_tile(max(h, w))
-        u, at, bt = self._transformed(m)
+        u, at, bt, pu, pat, pbt = self._transformed(m)
         xl = x.float().permute(0, 2, 3, 1)
         if u.shape[1] != c:                    # input channels padded to a multiple of 8
             xl = torch.nn.functional.pad(xl, (0, u.shape[1] - c))
         xl = xl.contiguous()
+        px = _ptr(xl, "const float *")
         y = torch.empty(n, h, w, self.out_channels)
         res = ffi.NULL
         if residual is not None:
@@ -166,18 +170,16 @@ class WinogradConv3x3(nn.Module):
             if rl.shape != y.shape:
                 raise ValueError(f"residual shape {tuple(residual.shape)} does not match the output")
             res = _ptr(rl, "const float *")
-        bias = _ptr(self.bias, "const float *") if self.bias is not None else ffi.NULL
-        cf = lambda t: _ptr(t, "const float *")  # noqa: E731
-        status = lib.wino_conv3x3(cf(xl), n, h, w, u.shape[1], self.out_channels, m, cf(bt), cf(at), cf(u),
-                                  bias, res, int(relu), torch.get_num_threads(), _ptr(y))
+        status = lib.wino_conv3x3(px, n, h, w, u.shape[1], self.out_channels, m, pbt, pat, pu,
+                                  self._bias_ptr, res, int(relu), torch.get_num_threads(), _ptr(y))
         if status == 1:                        # no fused kernel for this shape: separate steps
             a = m + 2
             v, mm = self._scratch_for(a, n * (-(-h // m)) * (-(-w // m)), u.shape[1])
-            if lib.wino_input_transform(cf(xl), n, h, w, u.shape[1], m, cf(bt), _ptr(v)):
+            if lib.wino_input_transform(px, n, h, w, u.shape[1], m, pbt, _ptr(v)):
                 raise ValueError("bad Winograd input transform arguments")
             torch.bmm(v, u, out=mm)
-            status = lib.wino_output_transform(cf(mm), n, h, w, self.out_channels, m, cf(at), bias, res,
-                                               int(relu), _ptr(y))
+            status = lib.wino_output_transform(_ptr(mm, "const float *"), n, h, w, self.out_channels, m, pat,
+                                               self._bias_ptr, res, int(relu), _ptr(y))
         if status != 0:
             raise MemoryError("Winograd convolution failed (out of memory)")
         return y.permute(0, 3, 1, 2)
@@ -208,6 +210,16 @@ def _residual_convs(module: nn.Module) -> tuple[nn.Conv2d, nn.Conv2d] | None:
     return None
 
 
+def _folded_conv(module: nn.Module) -> nn.Conv2d | None:
+    """The convolution of a GoNet ``ConvBN`` whose batch norm is folded into it, when it can run
+    by Winograd's algorithm; else None."""
+    from engine.network import ConvBN
+
+    if type(module) is ConvBN and isinstance(module.bn, nn.Identity) and is_winograd_conv(module.conv):
+        return module.conv
+    return None
+
+
 def is_winograd_conv(module: nn.Module) -> bool:
     """True for a float32 3x3 convolution with stride 1, padding 1, no dilation, one group."""
     return (isinstance(module, nn.Conv2d) and tuple(module.kernel_size) == (3, 3)
@@ -228,6 +240,8 @@ def winograd_model(model: nn.Module) -> nn.Module:
             convs = _residual_convs(child)
             if convs is not None and all(is_winograd_conv(c) for c in convs):
                 setattr(parent, name, WinogradResidual(*(WinogradConv3x3(c) for c in convs)))
+            elif _folded_conv(child) is not None:      # a ConvBN whose batch norm is folded
+                setattr(parent, name, WinogradConv3x3(_folded_conv(child)))
             elif is_winograd_conv(child):
                 setattr(parent, name, WinogradConv3x3(child))
             else:
