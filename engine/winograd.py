@@ -197,6 +197,37 @@ class WinogradResidual(nn.Module):
         return self.conv2(self.conv1(x, relu=True), residual=x, relu=True)
 
 
+class WinogradKataConv(nn.Module):
+    """A KataGo net's 3x3 convolution (``engine.katanet._Conv``: activations [B, H*W, C], which
+    is the channels-last layout the Winograd kernel reads and writes) by Winograd's algorithm."""
+
+    def __init__(self, conv: WinogradConv3x3) -> None:
+        super().__init__()
+        self.conv = conv
+
+    def forward(self, x: torch.Tensor, hw: tuple[int, int]) -> torch.Tensor:
+        b, s, c = x.shape
+        h, w = hw
+        y = self.conv(x.reshape(b, h, w, c).permute(0, 3, 1, 2))       # [B, Co, H, W], NHWC memory
+        return y.permute(0, 2, 3, 1).reshape(b, s, self.conv.out_channels)
+
+
+def _kata_conv(module: nn.Module) -> nn.Conv2d | None:
+    """An equivalent nn.Conv2d for a KataGo net's plain 3x3 convolution, else None."""
+    from engine.katanet import _Conv
+
+    if type(module) is not _Conv or module.pointwise or tuple(module.weight.shape[2:]) != (3, 3) \
+            or tuple(module.dilation) != (1, 1) or module.weight.dtype != torch.float32:
+        return None
+    cout, cin = module.weight.shape[:2]
+    conv = nn.Conv2d(cin, cout, 3, padding=1, bias=module.bias is not None)
+    with torch.no_grad():
+        conv.weight.copy_(module.weight)
+        if module.bias is not None:
+            conv.bias.copy_(module.bias)
+    return conv
+
+
 def _residual_convs(module: nn.Module) -> tuple[nn.Conv2d, nn.Conv2d] | None:
     """The two convolutions of a plain residual block (GoNet's ``ResBlock`` with its batch norms
     folded, Leela Zero's block), or None for any other module."""
@@ -230,7 +261,8 @@ def is_winograd_conv(module: nn.Module) -> bool:
 
 def winograd_model(model: nn.Module) -> nn.Module:
     """A copy of ``model`` (eval mode, CPU) with every Winograd-able 3x3 convolution replaced by a
-    :class:`WinogradConv3x3` and every plain residual block by a :class:`WinogradResidual`;
+    :class:`WinogradConv3x3` (a KataGo net's by a :class:`WinogradKataConv`) and every plain
+    residual block by a :class:`WinogradResidual`;
     returns the copy (the original is untouched).  Batch norms must already be folded (a GoNet's
     ``fused()`` copy) for its residual blocks to be fused too."""
     net = copy.deepcopy(model).eval().cpu()
@@ -240,6 +272,8 @@ def winograd_model(model: nn.Module) -> nn.Module:
             convs = _residual_convs(child)
             if convs is not None and all(is_winograd_conv(c) for c in convs):
                 setattr(parent, name, WinogradResidual(*(WinogradConv3x3(c) for c in convs)))
+            elif _kata_conv(child) is not None:
+                setattr(parent, name, WinogradKataConv(WinogradConv3x3(_kata_conv(child))))
             elif _folded_conv(child) is not None:      # a ConvBN whose batch norm is folded
                 setattr(parent, name, WinogradConv3x3(_folded_conv(child)))
             elif is_winograd_conv(child):
@@ -256,4 +290,4 @@ def count_winograd(model: nn.Module) -> int:
 
 
 __all__ = ["transform_matrices", "best_tile", "WinogradConv3x3", "winograd_model", "is_winograd_conv",
-           "count_winograd", "WinogradResidual", "MAX_TILE"]
+           "count_winograd", "WinogradResidual", "WinogradKataConv", "MAX_TILE"]

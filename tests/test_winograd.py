@@ -195,3 +195,20 @@ def test_the_evaluator_and_the_precision_choice_offer_it():
     np.testing.assert_allclose(b.value, a.value, atol=1e-5)
     with pytest.raises(ValueError, match="fp32"):
         TorchEvaluator(net, winograd=True, dtype="bf16")
+
+
+def test_kata_nets_run_their_3x3_convolutions_by_winograd():
+    from engine import kataweights as kw
+    from engine.katanet import KataNet
+
+    net = KataNet(kw.random_model(("ordinary", "gpool", "nested", "ordinary"), channels=16, mid=8,
+                                  version=15, seed=5)).eval()
+    w = wg.winograd_model(net)
+    kata_convs = sum(isinstance(m, wg.WinogradKataConv) for m in w.modules())
+    assert kata_convs >= 6                 # two per ordinary block, in the nested one too
+    x = torch.from_numpy(np.random.default_rng(1).random((3, net.in_planes, 9, 9)).round().astype(np.float32))
+    with torch.no_grad():
+        ref, got = net(x), w(x)
+    for a, b in zip(ref, got):
+        if a is not None:
+            np.testing.assert_allclose(b.numpy(), a.numpy(), atol=2e-4, rtol=1e-4)
