@@ -102,10 +102,11 @@ class RunConfig:
     max_memory: str = _opt("", "memory cap of each search tree in self-play and gating, e.g. 256M or 1G "
                                f"(default: the engine's, {format_memory(_SEARCH.max_memory)}); a full tree "
                                "stops growing and re-evaluates its leaves")
-    inference_dtype: str = _opt("auto", "self-play network dtype: auto (measured once per machine and net "
-                                        "shape: the fastest of fp32, bf16 and fp16 whose outputs stay within "
-                                        "tolerance of fp32; cached, see engine.precision), fp32, bf16, fp16",
-                                choices=("auto", "fp32", "bf16", "fp16"))
+    inference_dtype: str = _opt("auto", "self-play network precision: auto (measured once per machine, "
+                                        "thread count and net shape: the fastest of fp32 (NCHW, channels-last, "
+                                        "Winograd), bf16 and fp16 whose outputs stay within tolerance of fp32; "
+                                        "cached, see engine.precision), fp32, fp32-nchw, fp32-wino, bf16, fp16",
+                                choices=("auto", "fp32", "fp32-nchw", "fp32-wino", "bf16", "fp16"))
     selfplay_workers: int = _opt(1, "self-play processes")
     # training
     window: int = _opt(10_000, "replay window: the most recent games sampled from")
