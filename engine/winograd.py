@@ -4,8 +4,10 @@ A 3x3 convolution over an N x N board costs N*N*9 multiplications per input/outp
 pair done directly; with Winograd's minimal filtering on m x m output tiles it costs
 (m+2)^2 per tile: 225 instead of 729 on 9x9 (m = 3, nine tiles cover the board exactly) and 900
 instead of 3,249 on 19x19 (m = 4), the transform Leela Zero's CPU path uses.  The data
-transforms run in C (``src_c/winograd.c``, channels innermost, vectorised), the (m+2)^2
-per-point channel products as one batched matrix product (``torch.bmm``: the machine's BLAS).
+transforms and the (m+2)^2 per-point channel products run fused in C (``src_c/winograd.c``,
+channels innermost, per block of tiles sized for the L2 cache); shapes the C kernel does not
+take (output channels not a multiple of 16, a compiler without vector extensions) run through
+torch's convolution.
 
 :func:`winograd_model` returns an inference copy of a net with every 3x3 convolution (stride 1,
 padding 1, float32) replaced by :class:`WinogradConv3x3`; :mod:`engine.precision` measures it
@@ -17,11 +19,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import threading
 from fractions import Fraction
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from engine._core import ffi, lib
@@ -113,23 +115,11 @@ class WinogradConv3x3(nn.Module):
             raise ValueError("WinogradConv3x3 needs a 3x3, stride 1, padding 1 convolution")
         self.in_channels, self.out_channels = conv.in_channels, conv.out_channels
         self.tile = tile
-        w = conv.weight.detach().to(torch.float64).cpu()
-        self.register_buffer("weight64", w, persistent=False)
+        self.register_buffer("weight", conv.weight.detach().float().cpu(), persistent=False)
         # A plain attribute, not a buffer: Module.to() must never swap it under the cached pointer.
         self.bias = conv.bias.detach().float().cpu().contiguous() if conv.bias is not None else None
         self._bias_ptr = _ptr(self.bias, "const float *") if self.bias is not None else ffi.NULL
         self._filters: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
-        self._scratch = threading.local()     # per thread: the transformed data and products
-
-    def _scratch_for(self, a: int, ntiles: int, c: int) -> tuple[torch.Tensor, torch.Tensor]:
-        # Reused between calls: fresh multi-megabyte buffers cost page faults every call.
-        key = (a, ntiles, c)
-        bufs = getattr(self._scratch, "bufs", None)
-        if bufs is None or bufs[0] != key:
-            bufs = (key, torch.empty(a * a, ntiles, c),
-                    torch.empty(a * a, ntiles, self.out_channels))
-            self._scratch.bufs = bufs
-        return bufs[1], bufs[2]
 
     def _transformed(self, m: int) -> tuple:
         """(U [(m+2)^2, Ci rounded up to 8, Co], A^T, B^T, and their C pointers) for tile size m,
@@ -139,7 +129,7 @@ class WinogradConv3x3(nn.Module):
         if found is None:
             at, g, bt = (torch.from_numpy(x) for x in transform_matrices(m))
             a = m + 2
-            u = torch.einsum("ij,ocjk,lk->ilco", g, self.weight64, g).reshape(a * a, self.in_channels,
+            u = torch.einsum("ij,ocjk,lk->ilco", g, self.weight.double(), g).reshape(a * a, self.in_channels,
                                                                              self.out_channels)
             pad = -self.in_channels % 8        # the fused kernel takes channels in eights
             if pad:
@@ -172,14 +162,11 @@ class WinogradConv3x3(nn.Module):
             res = _ptr(rl, "const float *")
         status = lib.wino_conv3x3(px, n, h, w, u.shape[1], self.out_channels, m, pbt, pat, pu,
                                   self._bias_ptr, res, int(relu), torch.get_num_threads(), _ptr(y))
-        if status == 1:                        # no fused kernel for this shape: separate steps
-            a = m + 2
-            v, mm = self._scratch_for(a, n * (-(-h // m)) * (-(-w // m)), u.shape[1])
-            if lib.wino_input_transform(px, n, h, w, u.shape[1], m, pbt, _ptr(v)):
-                raise ValueError("bad Winograd input transform arguments")
-            torch.bmm(v, u, out=mm)
-            status = lib.wino_output_transform(_ptr(mm, "const float *"), n, h, w, self.out_channels, m, pat,
-                                               self._bias_ptr, res, int(relu), _ptr(y))
+        if status == 1:                        # no fused kernel for this shape: torch's convolution
+            out = F.conv2d(x.float(), self.weight, self.bias, padding=1)
+            if residual is not None:
+                out = out + residual.float()
+            return F.relu(out) if relu else out
         if status != 0:
             raise MemoryError("Winograd convolution failed (out of memory)")
         return y.permute(0, 3, 1, 2)

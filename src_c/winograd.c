@@ -1,9 +1,9 @@
-/* winograd.c - Winograd F(m x m, 3 x 3) data transforms, see winograd.h.
+/* winograd.c - the fused Winograd F(m x m, 3 x 3) convolution, see winograd.h.
  *
- * Channels are the innermost (contiguous) dimension everywhere, so every inner loop runs over a
- * chunk of channels with unit stride and the compiler vectorises it.  The transform matrices come
- * from the caller; their zero entries are skipped.  On x86-64 the functions are also compiled
- * for AVX2 + FMA and the loader picks that version where the CPU has it. */
+ * Channels are the innermost (contiguous) dimension everywhere, so every inner loop runs over
+ * eight channels at a time with unit stride.  The transform matrices are compile-time tables,
+ * so their zeros and ones fold away.  On x86-64 the code is also compiled for AVX2 + FMA and
+ * the loader picks that version where the CPU has it. */
 #include "winograd.h"
 
 #include <pthread.h>
@@ -13,8 +13,6 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=fast")   /* fused multiply-adds, whatever the -std */
 #endif
-
-#define CHUNK 64   /* channels per inner loop: 64 floats = 8 AVX2 vectors */
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(GOENGINE_NO_CLONES)
 #define WINO_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
@@ -37,7 +35,7 @@ static inline __attribute__((always_inline)) void v8_store(float *p, v8f r) { me
 #endif
 
 /* The matrices engine/winograd.py builds (points 0, 1, -1, 2, -2, infinity), as constants: the
- * fast path folds their zeros and ones away.  Other matrices take the generic path. */
+ * kernel folds their zeros and ones away.  Other matrices are refused (status 1). */
 static const float BT2[16] = {-1, 0, 1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, -1, 0, 1};
 static const float AT2[8] = {1, 1, 1, 0, 0, 1, -1, 1};
 static const float BT3[25] = {2, -1, -2, 1, 0, 0, -2, -1, 1, 0, 0, 2, -3, 1, 0,
@@ -288,117 +286,4 @@ int wino_conv3x3(const float *x, int n, int h, int w, int c, int co, int m, cons
     (void)bias; (void)residual; (void)relu; (void)threads;
     return 1;
 #endif
-}
-
-WINO_CLONES
-int wino_input_transform(const float *x, int n, int h, int w, int c, int m, const float *bt,
-                         float *v) {
-    if (!x || !bt || !v || n < 1 || h < 1 || w < 1 || c < 1 || m < 1 || m + 2 > WINO_MAX_ALPHA)
-        return -1;
-    const int a = m + 2, th = tiles(h, m), tw = tiles(w, m);
-    const long ntiles = (long)n * th * tw;
-    float d[WINO_MAX_ALPHA][WINO_MAX_ALPHA][CHUNK];
-    float t1[WINO_MAX_ALPHA][WINO_MAX_ALPHA][CHUNK];
-    float acc[CHUNK];
-    for (int b = 0; b < n; b++)
-        for (int ty = 0; ty < th; ty++)
-            for (int tx = 0; tx < tw; tx++) {
-                const long t = ((long)b * th + ty) * tw + tx;
-                for (int c0 = 0; c0 < c; c0 += CHUNK) {
-                    const int cn = c - c0 < CHUNK ? c - c0 : CHUNK;
-                    for (int i = 0; i < a; i++) {
-                        const int y = ty * m - 1 + i;
-                        for (int j = 0; j < a; j++) {
-                            const int xx = tx * m - 1 + j;
-                            if (y >= 0 && y < h && xx >= 0 && xx < w)
-                                memcpy(d[i][j], x + (((long)b * h + y) * w + xx) * c + c0,
-                                       (size_t)cn * sizeof(float));
-                            else
-                                memset(d[i][j], 0, (size_t)cn * sizeof(float));
-                        }
-                    }
-                    /* t1 = B^T d (along rows) */
-                    for (int i = 0; i < a; i++)
-                        for (int j = 0; j < a; j++) {
-                            float *restrict o = t1[i][j];
-                            for (int cc = 0; cc < cn; cc++) o[cc] = 0.0f;
-                            for (int k = 0; k < a; k++) {
-                                const float f = bt[i * a + k];
-                                if (f == 0.0f) continue;
-                                const float *restrict s = d[k][j];
-                                for (int cc = 0; cc < cn; cc++) o[cc] += f * s[cc];
-                            }
-                        }
-                    /* V = t1 B (along columns) */
-                    for (int i = 0; i < a; i++)
-                        for (int j = 0; j < a; j++) {
-                            for (int cc = 0; cc < cn; cc++) acc[cc] = 0.0f;
-                            for (int k = 0; k < a; k++) {
-                                const float f = bt[j * a + k];
-                                if (f == 0.0f) continue;
-                                const float *restrict s = t1[i][k];
-                                for (int cc = 0; cc < cn; cc++) acc[cc] += f * s[cc];
-                            }
-                            memcpy(v + (((long)(i * a + j)) * ntiles + t) * c + c0, acc,
-                                   (size_t)cn * sizeof(float));
-                        }
-                }
-            }
-    return 0;
-}
-
-WINO_CLONES
-int wino_output_transform(const float *mm, int n, int h, int w, int co, int m, const float *at,
-                          const float *bias, const float *residual, int relu, float *y) {
-    if (!mm || !at || !y || n < 1 || h < 1 || w < 1 || co < 1 || m < 1 || m + 2 > WINO_MAX_ALPHA)
-        return -1;
-    const int a = m + 2, th = tiles(h, m), tw = tiles(w, m);
-    const long ntiles = (long)n * th * tw;
-    float t1[WINO_MAX_ALPHA][WINO_MAX_ALPHA][CHUNK];
-    float acc[CHUNK];
-    for (int b = 0; b < n; b++)
-        for (int ty = 0; ty < th; ty++)
-            for (int tx = 0; tx < tw; tx++) {
-                const long t = ((long)b * th + ty) * tw + tx;
-                for (int c0 = 0; c0 < co; c0 += CHUNK) {
-                    const int cn = co - c0 < CHUNK ? co - c0 : CHUNK;
-                    /* t1 = A^T M (along rows): t1[i][j], i < m, j < a */
-                    for (int i = 0; i < m; i++)
-                        for (int j = 0; j < a; j++) {
-                            float *restrict o = t1[i][j];
-                            for (int cc = 0; cc < cn; cc++) o[cc] = 0.0f;
-                            for (int k = 0; k < a; k++) {
-                                const float f = at[i * a + k];
-                                if (f == 0.0f) continue;
-                                const float *restrict s = mm + (((long)(k * a + j)) * ntiles + t) * co + c0;
-                                for (int cc = 0; cc < cn; cc++) o[cc] += f * s[cc];
-                            }
-                        }
-                    /* Y = t1 A (along columns), + bias, + residual, relu */
-                    for (int i = 0; i < m; i++) {
-                        const int yy = ty * m + i;
-                        if (yy >= h) break;
-                        for (int j = 0; j < m; j++) {
-                            const int xx = tx * m + j;
-                            if (xx >= w) break;
-                            for (int cc = 0; cc < cn; cc++) acc[cc] = bias ? bias[c0 + cc] : 0.0f;
-                            for (int k = 0; k < a; k++) {
-                                const float f = at[j * a + k];
-                                if (f == 0.0f) continue;
-                                const float *restrict s = t1[i][k];
-                                for (int cc = 0; cc < cn; cc++) acc[cc] += f * s[cc];
-                            }
-                            const long off = (((long)b * h + yy) * w + xx) * co + c0;
-                            if (residual) {
-                                const float *r = residual + off;
-                                for (int cc = 0; cc < cn; cc++) acc[cc] += r[cc];
-                            }
-                            if (relu)
-                                for (int cc = 0; cc < cn; cc++) acc[cc] = acc[cc] > 0.0f ? acc[cc] : 0.0f;
-                            memcpy(y + off, acc, (size_t)cn * sizeof(float));
-                        }
-                    }
-                }
-            }
-    return 0;
 }

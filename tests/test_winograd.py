@@ -49,7 +49,7 @@ def test_best_tile_covers_the_board_with_fewest_products():
 
 
 # (input channels, output channels): the fused kernel (multiples of 8 / 16), an input padded to
-# eights (a stem's 20 planes), and shapes only the separate transforms take (48, 12 outputs).
+# eights (a stem's 20 planes), and shapes the C kernel refuses (48, 12 outputs: torch's conv).
 SHAPES = [(64, 64), (20, 32), (16, 48), (8, 12), (3, 16)]
 
 
@@ -109,8 +109,7 @@ def test_bad_inputs_are_refused():
     p = wg._ptr(buf, "const float *")
     assert lib.wino_conv3x3(p, 0, 9, 9, 8, 16, 3, p, p, p, ffi.NULL, ffi.NULL, 0, 1, wg._ptr(buf)) == -1
     assert lib.wino_conv3x3(p, 1, 9, 9, 8, 16, 3, p, p, p, ffi.NULL, ffi.NULL, 0, 1, ffi.cast("float *", p)) == -1
-    assert lib.wino_input_transform(p, 1, 9, 9, 8, 7, p, wg._ptr(buf)) == -1
-    assert lib.wino_output_transform(p, 1, 9, 9, 8, 0, p, ffi.NULL, ffi.NULL, 0, wg._ptr(buf)) == -1
+    assert lib.wino_conv3x3(p, 1, 9, 9, 8, 16, 7, p, p, p, ffi.NULL, ffi.NULL, 0, 1, wg._ptr(buf)) == -1
 
 
 def _net_with_batch_norm_statistics(seed: int) -> GoNet:

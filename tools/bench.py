@@ -122,7 +122,7 @@ def bench_net(args) -> dict:
     import torch                                    # heavy: only the network benches need it
     from engine.evaluator import TorchEvaluator
     from engine.network import NetConfig, Network
-    from engine.precision import Precision, choose_precision
+    from engine.precision import Precision, choose_precision, evaluator_kwargs
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -139,11 +139,9 @@ def bench_net(args) -> dict:
             option = "auto" if args.dtype in ("auto", "engine") else args.dtype
             choice = choose_precision(model, args.device, size, args.batch, option)
             prec: Precision = choice.precision
-            ev = TorchEvaluator(model, dtype=prec.dtype, channels_last=prec.channels_last,
-                                winograd=prec.winograd, device=args.device, seed=1)
-            bare = TorchEvaluator(model, dtype=prec.dtype, channels_last=prec.channels_last,
-                                  winograd=prec.winograd, symmetries="none", cache_size=0,
-                                  device=args.device)
+            ev = TorchEvaluator(model, device=args.device, seed=1, **evaluator_kwargs(choice))
+            bare = TorchEvaluator(model, symmetries="none", cache_size=0, device=args.device,
+                                  **evaluator_kwargs(choice))
             planes_n = model.config.in_planes
 
             def forward_of(b: int):
