@@ -46,7 +46,7 @@ from engine.network import ConvBN, GoNet, NetConfig
 FORMAT = "goengine-weights"
 VERSION = 1
 _ZIP_MAGIC = b"PK\x03\x04"
-_META_KEYS = ("feature_set", "board_sizes", "step", "parent", "created")
+_META_KEYS = ("feature_set", "board_sizes", "step", "parent", "created", "cpu_hours", "games")
 
 PathLike = str | os.PathLike
 
@@ -85,6 +85,18 @@ def _check_meta(meta: dict[str, Any]) -> dict[str, Any]:
     out["created"] = created
     if "feature_set" in meta:
         out["feature_set"] = meta["feature_set"]
+    # Optional lineage: the training that produced the net, from zero (a run continued with
+    # --init-weights adds these to its own figures).
+    hours = meta.get("cpu_hours")
+    if hours is not None:
+        if isinstance(hours, bool) or not isinstance(hours, (int, float)) or not 0 <= hours < 1e9:
+            raise ValueError(f"cpu_hours must be a number >= 0, got {hours!r}")
+        out["cpu_hours"] = float(hours)
+    games = meta.get("games")
+    if games is not None:
+        if isinstance(games, bool) or not isinstance(games, int) or games < 0:
+            raise ValueError(f"games must be an int >= 0, got {games!r}")
+        out["games"] = int(games)
     return out
 
 
@@ -305,6 +317,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     new.add_argument("-o", "--output", required=True)
     info = sub.add_parser("info", help="print a weights file's description")
     info.add_argument("file")
+    stamp = sub.add_parser("stamp", help="record in one of our weights files the CPU-hours and self-play "
+                                          "games that produced it (from zero); a run started from it "
+                                          "with --init-weights adds them to its own")
+    stamp.add_argument("file")
+    stamp.add_argument("--cpu-hours", type=float, required=True)
+    stamp.add_argument("--games", type=int, required=True)
     args = parser.parse_args(argv)
 
     try:
@@ -321,6 +339,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             save(args.output, model, {"board_sizes": args.board_sizes, "step": 0, "parent": None})
             print(f"wrote {args.output}: {model.config.blocks} blocks x {model.config.filters} filters, "
                   f"{model.in_planes} input planes ({model.feature_set}), {model.num_parameters()} parameters")
+        elif args.command == "stamp":
+            model, meta = load(args.file)
+            keep = {k: meta[k] for k in _META_KEYS if k in meta}
+            save(args.file, model, {**keep, "cpu_hours": args.cpu_hours, "games": args.games})
+            print(f"{args.file}: step {meta.get('step', 0)}, {args.cpu_hours:g} CPU-hours, "
+                  f"{args.games} self-play games")
         else:
             path = Path(args.file)
             model, meta = load_any(path)

@@ -52,8 +52,11 @@ def test_choose_checkpoints_keeps_first_and_newest(tmp_path):
 
 def test_tiny_ladder_run_rates_checkpoints_and_draws_the_png(tmp_path):
     rd = make_run(tmp_path)
+    # a run continued from another net: its cost from zero is added to this run's own
+    rd.write_config({"board_size": 5, "komi": 7.0, "rules": "chinese",
+                     "init_cpu_hours": 9.0, "init_games": 1000})
     t0 = rd.list_models()[0][1].stat().st_mtime
-    rd.append_metrics({"source": "trainer", "games": 12})
+    rd.append_metrics({"time": 0.0, "source": "trainer", "games": 12})
     gnugo = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} --name level{{level}}"
     code = ladder.main([str(rd.root), "--levels", "1", "5", "--games", "2", "--pair-games", "2",
                         "--visits", "4", "--gnugo", gnugo, "--referee", "none", "--nice", "0",
@@ -66,7 +69,8 @@ def test_tiny_ladder_run_rates_checkpoints_and_draws_the_png(tmp_path):
     # 2 checkpoints x 2 levels x 2 games + 2 games between the checkpoints
     assert doc["games"] == 10
     for m in ("model-0000000", "model-0000100"):
-        assert names[m]["model"] and names[m]["cpu_hours"] is not None
+        assert names[m]["model"] and 9.0 <= names[m]["cpu_hours"] < 9.5
+        assert names[m]["selfplay_games"] == 1012
         assert math.isfinite(names[m]["elo"]) and names[m]["stderr"] > 0
     sgfs = list((rd.root / "ladder").glob("*/*.sgf"))
     assert len(sgfs) == 10
@@ -120,3 +124,29 @@ def test_a_level_that_won_every_game_is_not_rated():
     kept, unrated = ladder._drop_unbounded_opponents(games, {"model-0000000", "model-0000100"})
     assert set(unrated) == {"gnugo-L10"} and "won all its 1 games" in unrated["gnugo-L10"]
     assert kept == [games[0], games[2], games[3]]
+
+
+def test_a_run_from_init_weights_inherits_the_nets_lineage(tmp_path, capsys):
+    """weights stamp records what produced a net; train.loop --init-weights takes it as
+    --init-cpu-hours / --init-games unless they are given; bad values are refused."""
+    from train.config import RunConfig
+    from train.loop import prepare_run
+    path = tmp_path / "net.pt"
+    weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=3),
+                 {"step": 700, "board_sizes": [5]})
+    assert weights.main(["stamp", str(path), "--cpu-hours", "9.5", "--games", "13009"]) == 0
+    _, meta = weights.load(path)
+    assert (meta["step"], meta["cpu_hours"], meta["games"]) == (700, 9.5, 13009)
+    assert "13009" in capsys.readouterr().out
+    cfg = prepare_run(RunDir(tmp_path / "a"), RunConfig(board_size=5, init_weights=str(path)).check(),
+                      resume=False)
+    assert (cfg.init_cpu_hours, cfg.init_games) == (9.5, 13009)
+    assert json.loads((tmp_path / "a" / "config.json").read_text())["init_games"] == 13009
+    given = RunConfig(board_size=5, init_weights=str(path), init_cpu_hours=2.0, init_games=5).check()
+    cfg = prepare_run(RunDir(tmp_path / "b"), given, resume=False)
+    assert (cfg.init_cpu_hours, cfg.init_games) == (2.0, 5)
+    with pytest.raises(ValueError, match="negative"):
+        RunConfig(init_games=-1).check()
+    assert weights.main(["stamp", str(path), "--cpu-hours", "-1", "--games", "3"]) == 1
+    assert "cpu_hours" in capsys.readouterr().err
+    assert weights.load(path)[1]["games"] == 13009          # the refused stamp changed nothing

@@ -64,6 +64,11 @@ class RunConfig:
     init_weights: str | None = _opt(None, "start the run from this network (one of ours, e.g. a shipped "
                                           "weights/9x9.pt or a checkpoint of another run) instead of a "
                                           "random one; --blocks/--filters/--feature-set are then ignored")
+    init_cpu_hours: float = _opt(0.0, "CPU-hours that produced --init-weights, added to this run's own in "
+                                      "the ladder (Elo against CPU-hours of the whole lineage); default: "
+                                      "the file's own record (key cpu_hours), else 0")
+    init_games: int = _opt(0, "self-play games that produced --init-weights, added like --init-cpu-hours "
+                              "(default: the file's key games, else 0)")
     # self-play search
     visits: int = _opt(100, "root visits of a full search (reused subtree included)")
     cheap_visits: int = _opt(0, "playout cap randomisation (KataGo): visits of the cheap searches "
@@ -201,6 +206,8 @@ class RunConfig:
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
         parse_lr_drops(self.lr_drops)
+        if self.init_cpu_hours < 0 or self.init_games < 0:
+            raise ValueError("--init-cpu-hours and --init-games cannot be negative")
         if self.max_memory:
             try:
                 parse_memory(self.max_memory)

@@ -231,7 +231,8 @@ def games_at(records: list[dict[str, Any]], when: float) -> int:
 def rate(rd: RunDir, prior_draws: float = 1.0, threads: int = 2) -> dict[str, Any]:
     """The ladder document: Bradley-Terry Elo of every player with ``gnugo-L1`` = 0 (or, when
     no GNU Go game was played yet, the first checkpoint = 0), checkpoints with their step,
-    CPU-hours and games.  ValueError when there are no games."""
+    CPU-hours and games (a run started with --init-weights adds its --init-cpu-hours and
+    --init-games: the cost from zero).  ValueError when there are no games."""
     games = ladder_games(rd)
     if not games:
         raise ValueError(f"{rd.root}: no ladder games yet")
@@ -242,6 +243,9 @@ def rate(rd: RunDir, prior_draws: float = 1.0, threads: int = 2) -> dict[str, An
                                                      key=lambda n: checkpoints[n][0])[0]
     fitted = bradley_terry(games, anchor=anchor, prior_draws=prior_draws)
     records = rd.read_metrics()
+    config = rd.read_config() if rd.config_path.is_file() else {}
+    base_hours = float(config.get("init_cpu_hours") or 0.0)   # what made --init-weights
+    base_games = int(config.get("init_games") or 0)
     rows = []
     for name, r in fitted.items():
         row: dict[str, Any] = {"name": name, "elo": r.elo, "stderr": r.stderr, "games": r.games,
@@ -249,8 +253,9 @@ def rate(rd: RunDir, prior_draws: float = 1.0, threads: int = 2) -> dict[str, An
         if name in checkpoints:
             step, path = checkpoints[name]
             created = _checkpoint_time(path) or 0.0
-            row.update(step=step, cpu_hours=round(cpu_hours_at(records, created, threads), 4),
-                       selfplay_games=games_at(records, created))
+            row.update(step=step,
+                       cpu_hours=round(base_hours + cpu_hours_at(records, created, threads), 4),
+                       selfplay_games=base_games + games_at(records, created))
         rows.append(row)
     rows.sort(key=lambda r: (not r["model"], r.get("step") or 0, -r["elo"]))
     return {"format": FORMAT, "run_dir": str(rd.root), "updated": time.time(), "anchor": anchor,

@@ -40,6 +40,7 @@ promotions, evaluation lag, and the time self-play spent waiting.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fcntl
 import os
 import signal
@@ -72,6 +73,10 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
         raise ValueError(f"{rd.root} already holds a run: add --resume to continue it")
     if resume and not rd.exists():
         raise ValueError(f"{rd.root} holds no run to resume")
+    init = None
+    if cfg.init_weights and not resume:
+        init = weights.load(cfg.init_weights)             # WeightsError names the file
+        cfg = _inherit_lineage(cfg, init[1])
     rd.create()
     rd.remove_stale_temps()
     repair_metrics(rd.metrics_path)
@@ -84,7 +89,7 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
                          f"remove them to start again from a new network)")
     if rd.latest_model() is None:
         if cfg.init_weights:
-            net, meta = weights.load(cfg.init_weights)    # WeightsError names the file
+            net, meta = init or weights.load(cfg.init_weights)
             parent = f"{cfg.init_weights} (step {meta.get('step', 0)})"
         else:
             net = weights.new_model(NetConfig(blocks=cfg.blocks, filters=cfg.filters,
@@ -94,6 +99,18 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
     if cfg.mode == "agz" and not rd.best_path.is_file():
         rd.set_best(rd.list_models()[0][0])
     return cfg
+
+
+def _inherit_lineage(cfg: RunConfig, meta: dict) -> RunConfig:
+    """--init-cpu-hours / --init-games default to what the init network's file records
+    (``cpu_hours`` and ``games`` of its whole lineage), so a run continued from a shipped net
+    reports the cost of the nets it makes from zero."""
+    changes = {}
+    for key, name in (("cpu_hours", "init_cpu_hours"), ("games", "init_games")):
+        value = meta.get(key)
+        if not getattr(cfg, name) and isinstance(value, (int, float)) and value > 0:
+            changes[name] = type(getattr(cfg, name))(value)
+    return dataclasses.replace(cfg, **changes) if changes else cfg
 
 
 def _log_corrupt(rd: RunDir):
