@@ -212,3 +212,43 @@ def test_noise_does_not_flip_the_default(net, tmp_path):
     c = choose_precision(net, "cpu", 9, 8, cache=tmp_path / "p.json", accuracy=exact, refresh=True,
                          timer=fake_timer({"fp32-nchw": 110.0, "fp32": 100.0, "bf16": 50.0}))
     assert c.precision == Precision("fp32", False)
+
+
+# -- the trainer's precision (train.trainer.choose_train_amp) ----------------------------------
+
+def test_training_precision_is_measured_on_a_cpu_and_cached(net, tmp_path):
+    from train.trainer import choose_train_amp
+    cache = tmp_path / "train_amp.json"
+    seen = []
+
+    def faster_bf16(label, run_once):
+        seen.append(label)
+        run_once()                              # the passes themselves run (tiny net)
+        return {"fp32": 100.0, "bf16": 250.0}[label]
+    lines = []
+    assert choose_train_amp(net, "cpu", 5, 8, cache=cache, timer=faster_bf16, log=lines.append) == "bf16"
+    assert {"fp32", "bf16"} <= set(seen) and "bf16" in lines[0] and "250" in lines[0]
+    entry = next(iter(json.loads(cache.read_text())["entries"].values()))
+    assert entry["choice"] == "bf16" and entry["rates"] == {"fp32": 100.0, "bf16": 250.0}
+    assert entry["diffs"]["bf16"]["policy"] < 0.02       # bf16 autocast really ran and was compared
+
+    def never(label, run_once):
+        raise AssertionError("the cached choice should be used")
+    assert choose_train_amp(net, "cpu", 5, 8, cache=cache, timer=never) == "bf16"
+    # another batch size is another entry; a margin under 10% keeps fp32
+    assert choose_train_amp(net, "cpu", 5, 16, cache=cache,
+                            timer=lambda label, f: {"fp32": 100.0, "bf16": 105.0}[label]) == "fp32"
+    # forced choices and CUDA's own rule are not measured
+    assert choose_train_amp(net, "cpu", 5, 8, "fp32", cache=cache, timer=never) == "fp32"
+    assert choose_train_amp(net, "cuda", 5, 8, cache=cache, timer=never) == "auto"
+
+
+def test_training_precision_ignores_a_corrupt_cache_and_refuses_inaccurate_bf16(net, tmp_path, monkeypatch):
+    from train import trainer
+    cache = tmp_path / "train_amp.json"
+    cache.write_text("{not json")
+    monkeypatch.setattr(trainer, "measure_train_amp", lambda *a, **k: (
+        {"fp32": 100.0, "bf16": 300.0}, {"fp32": {"policy": 0.0, "value": 0.0},
+                                         "bf16": {"policy": 0.5, "value": 0.0}}))
+    assert trainer.choose_train_amp(net, "cpu", 5, 8, cache=cache) == "fp32"
+    assert json.loads(cache.read_text())["version"] == prec.CACHE_VERSION      # rewritten

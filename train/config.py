@@ -130,8 +130,9 @@ class RunConfig:
     ownership_weight: float = _opt(1.0, "weight of the ownership loss (mean squared error per point)")
     score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
     checkpoint_every: int = _opt(100, "training steps between checkpoints (each one a new model)")
-    train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA, fp32 on "
-                                  "CPU), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
+    train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA; on a CPU "
+                                  "bf16 autocast or fp32, whichever is faster there, measured once and "
+                                  "cached), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
     # gating (--mode agz)
     gate_threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
