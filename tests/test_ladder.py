@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import weights
@@ -150,3 +151,42 @@ def test_a_run_from_init_weights_inherits_the_nets_lineage(tmp_path, capsys):
     assert weights.main(["stamp", str(path), "--cpu-hours", "-1", "--games", "3"]) == 1
     assert "cpu_hours" in capsys.readouterr().err
     assert weights.load(path)[1]["games"] == 13009          # the refused stamp changed nothing
+
+
+def test_brier_score_of_a_nets_winrate_on_sgf_games(tmp_path):
+    """brier_of_games: the mean squared error of the raw net's Black winrate before every move
+    against the winner, computed by hand here; undecided, empty and unreadable games are left out."""
+    from engine import sgf
+    from engine.core import BLACK, WHITE, Game, Rules
+    from engine.evaluator import TorchEvaluator
+    path = tmp_path / "net.pt"
+    net = weights.new_model(NetConfig(blocks=1, filters=8), seed=4)
+    weights.save(path, net, {"step": 1, "board_sizes": [5]})
+    moves = [(BLACK, 12), (WHITE, 7), (BLACK, 13)]
+    files = []
+    for name, result in (("b.sgf", "B+3.5"), ("w.sgf", "W+R"), ("draw.sgf", "0"), ("none.sgf", None)):
+        files.append(tmp_path / name)
+        files[-1].write_bytes(sgf.write_game(5, 7.0, "chinese", moves, result=result))
+    files.append(tmp_path / "bad.sgf")
+    files[-1].write_bytes(b"(;GM[1]SZ[5];B[zz")
+    files.append(tmp_path / "empty.sgf")
+    files[-1].write_bytes(sgf.write_game(5, 7.0, "chinese", [], result="B+7"))
+
+    game = Game(5, Rules.preset("chinese", 7.0))
+    planes, movers = [], []
+    for color, point in moves:
+        planes.append(game.features(net.feature_set))
+        movers.append(game.to_move)
+        game.play(point, color)
+    model, _ = weights.load(path)
+    ev = TorchEvaluator(model, symmetries="random", seed=0)     # as brier_of_games: game by game
+
+    def p_black():
+        values = ev.evaluate(np.stack(planes)).value
+        return [(float(v) + 1) / 2 if m == BLACK else (1 - float(v)) / 2 for v, m in zip(values, movers)]
+    want = (sum((p - 1) ** 2 for p in p_black()) + sum(p ** 2 for p in p_black())) / 6
+
+    got = ladder.brier_of_games(path, files)
+    assert (got["games"], got["positions"], got["constant"]) == (2, 6, 0.25)
+    assert got["brier"] == pytest.approx(want, abs=1e-6)
+    assert ladder.brier_of_games(path, files[2:4]) is None

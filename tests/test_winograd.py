@@ -146,11 +146,13 @@ def test_leela_zero_nets_run_by_winograd():
     net = lzweights.build_model(lzweights.random_weights(2, 16, seed=3)).eval()
     w = wg.winograd_model(net)
     assert sum(isinstance(m, wg.WinogradResidual) for m in w.modules()) == 2
-    x = (torch.rand(3, 18, 19, 19) < 0.3).float()
+    x = (torch.rand(3, 18, 19, 19, generator=torch.Generator().manual_seed(7)) < 0.3).float()
     with torch.no_grad():
         ref, got = net(x), w(x)
     np.testing.assert_allclose(got[0].numpy(), ref[0].numpy(), atol=1e-4, rtol=1e-4)
-    np.testing.assert_allclose(got[1].numpy(), ref[1].numpy(), atol=1e-5)
+    # the value passes through two fully connected layers and tanh: rounding of a different
+    # summation order (the sanitized build has no FMA) reaches 1e-5 there
+    np.testing.assert_allclose(got[1].numpy(), ref[1].numpy(), atol=1e-4)
 
 
 def test_threads_share_one_model():

@@ -306,36 +306,44 @@ def brier(rd: RunDir, model: str) -> dict[str, Any] | None:
     path = dict((RunDir.model_id(p), p) for _, p in rd.list_models()).get(model)
     if path is None:
         return None
-    net, _ = weights.load(path)
+    files = [f for folder in sorted((rd.root / "ladder").glob(f"{model}-vs-gnugo-L*"))
+             for f in sorted(folder.glob("*.sgf"))]
+    result = brier_of_games(path, files)
+    return None if result is None else {"model": model, **result}
+
+
+def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[str, Any] | None:
+    """Brier score of the net in ``weights_path`` (raw network, Black's winrate before every
+    move) against the winners of the games in ``sgf_files`` (unreadable files and games
+    without a winner are left out), and of a constant 50% (0.25); None without any position."""
+    net, _ = weights.load(weights_path)
     ev = TorchEvaluator(net, symmetries="random", seed=0)
     errors: list[float] = []
     games = 0
-    for folder in sorted((rd.root / "ladder").glob(f"{model}-vs-gnugo-L*")):
-        for f in sorted(folder.glob("*.sgf")):
-            try:
-                rec = sgf.read_game(f.read_bytes())
-            except (OSError, ValueError):
-                continue
-            result = (rec.result or "").upper()
-            if not result.startswith(("B+", "W+")):
-                continue
-            black_won = 1.0 if result.startswith("B+") else 0.0
-            game = Game(rec.size, Rules.preset("chinese", rec.komi))
-            planes = []
-            for color, point in rec.moves:
-                planes.append((game.features("rich"), game.to_move))
-                game.play(point, color)
-            if not planes:
-                continue
-            out = ev.evaluate(np.stack([p for p, _ in planes]))
-            for v, (_, to_move) in zip(out.value, planes):
-                p_black = (float(v) + 1) / 2 if to_move == BLACK else (1 - float(v)) / 2
-                errors.append((p_black - black_won) ** 2)
-            games += 1
+    for f in sgf_files:
+        try:
+            rec = sgf.read_game(Path(f).read_bytes())
+        except (OSError, ValueError):
+            continue
+        result = (rec.result or "").upper()
+        if not result.startswith(("B+", "W+")):
+            continue
+        black_won = 1.0 if result.startswith("B+") else 0.0
+        game = Game(rec.size, Rules.preset("chinese", rec.komi))
+        planes = []
+        for color, point in rec.moves:
+            planes.append((game.features(net.feature_set), game.to_move))
+            game.play(point, color)
+        if not planes:
+            continue
+        out = ev.evaluate(np.stack([p for p, _ in planes]))
+        for v, (_, to_move) in zip(out.value, planes):
+            p_black = (float(v) + 1) / 2 if to_move == BLACK else (1 - float(v)) / 2
+            errors.append((p_black - black_won) ** 2)
+        games += 1
     if not errors:
         return None
-    return {"model": model, "games": games, "positions": len(errors),
-            "brier": float(np.mean(errors)), "constant": 0.25}
+    return {"games": games, "positions": len(errors), "brier": float(np.mean(errors)), "constant": 0.25}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -290,7 +290,7 @@ def plot_ladder(doc: dict[str, Any], path: Path, label: str | None = None,
         for p in d["players"]:
             if not p.get("model") and p["name"].startswith("gnugo-L"):
                 anchors.setdefault(p["name"], p)
-    for ax, xlabel in zip(axes, ("CPU-hours of the run", "self-play games")):
+    for ax, xlabel in zip(axes, ("CPU-hours of training from zero", "self-play games")):
         for name, p in sorted(anchors.items(), key=lambda kv: kv[1]["elo"]):
             ax.axhline(p["elo"], color="grey", ls="--", lw=1)
             ax.annotate(name.replace("gnugo-L", "GNU Go level "), (0.01, p["elo"]),
