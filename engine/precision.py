@@ -191,7 +191,7 @@ def save_cache(path: Path, entries: dict[str, Any]) -> None:
     atomic_write(path, lambda f: f.write(text.encode()))
 
 
-def _within(diff: Any, tolerance: dict[str, float]) -> bool:
+def within_tolerance(diff: Any, tolerance: dict[str, float]) -> bool:
     return (isinstance(diff, dict) and isinstance(diff.get("policy"), (int, float))
             and isinstance(diff.get("value"), (int, float))
             and 0 <= diff["policy"] <= tolerance["policy"] and 0 <= diff["value"] <= tolerance["value"])
@@ -209,7 +209,7 @@ def _cached_choice(entry: Any, allowed: list[Precision], tolerance: dict[str, fl
     if precision not in allowed:
         return None
     diffs = entry.get("diffs")
-    if not isinstance(diffs, dict) or not _within(diffs.get(precision.label), tolerance):
+    if not isinstance(diffs, dict) or not within_tolerance(diffs.get(precision.label), tolerance):
         return None
     rates = entry.get("rates") if isinstance(entry.get("rates"), dict) else {}
     rates = {str(k): float(v) for k, v in rates.items() if isinstance(v, (int, float))}
@@ -318,7 +318,7 @@ def measure(model: Any, device: Any, size: int, batch: int, *, timer: Callable |
                     log(f"precision: {p.label} failed: {exc}")
                 d = {"policy": float("inf"), "value": float("inf")}
         diffs[p.label] = d
-        (ok if _within(d, tol) else rejected).append(p)
+        (ok if within_tolerance(d, tol) else rejected).append(p)
     rejected_labels = [p.label for p in rejected]
     if reference not in ok:         # fp32 is the yardstick: never outside (unless injected so)
         ok.insert(0, reference)
