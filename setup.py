@@ -5,7 +5,8 @@ setup(
     name="goengine",
     version="1.15.0",     # = engine.__version__; its second field stays >= 15 (see there)
     description="A Go engine that trains itself: C PUCT search, torch networks, GTP, AlphaZero training",
-    packages=["engine", "engine.gtp", "train", "tools", "engine.shipped_weights"],
+    # tools/ (benchmarks and experiments) stays in the repository: no generic top-level name installs
+    packages=["engine", "engine.gtp", "train", "engine.shipped_weights"],
     # the networks in weights/ install as engine/shipped_weights (the engine's default nets)
     package_dir={"engine.shipped_weights": "weights"},
     package_data={"engine.shipped_weights": ["*.pt", "*.json", "*.md"]},
