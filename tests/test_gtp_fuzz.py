@@ -26,7 +26,7 @@ def test_random_lines_get_exactly_one_reply_each(tmp_path, seed):
     assert not res["hang"], "the engine hung"
     assert res["returncode"] == 0 and not res["crash"], res["stderr"][-3000:]
     assert res["violations"] == [], res["violations"][:5]
-    assert res["stdout"].endswith("=\n\n")                       # quit answered last
+    assert res["stdout"].endswith("= \n\n")                       # quit answered last
 
 
 def test_the_checker_catches_a_missing_and_a_wrong_reply():
@@ -74,10 +74,10 @@ DEFECT_LINES = [
     ("9 name" + " " * (2 * MIB) + "x", "?9 line too long"),
     ("1" * (MIB + 10) + " name", "? line too long"),           # the id itself was cut
     ("# " + "y" * (MIB + MIB // 2), None),                     # a comment, however long
-    ("komi 6.5", "="),
+    ("komi 6.5", "= "),
     ("loadsgf nokm.sgf", "= black"),                           # no KM: the komi stays 6.5
     ("printsgf", "KM[6.5]"),                                   # (a substring of the reply)
-    ("goengine-param max_memory 512M", "="),
+    ("goengine-param max_memory 512M", "= "),
     ("goengine-param", "[string] max_memory 512M"),
     ("goengine-param max_memory 1.5G", "? syntax error"),
     ("10 name", "=10 goengine"),
@@ -102,4 +102,4 @@ def test_defect_lines_get_their_one_reply(tmp_path):
             assert block == reply, (line[:60], block[:200])
         else:
             assert block.startswith("=") and reply in block, (line[:60], block[:200])
-    assert blocks[-1] == "="
+    assert blocks[-1] == "= "

@@ -50,7 +50,7 @@ def test_max_memory_option_reaches_the_search(monkeypatch, capsys, option, shown
     assert rc == 0
     first, second, third = out.split("\n\n")[:3]
     assert f"[string] max_memory {shown}\n" in first
-    assert second == "=2"
+    assert second == "=2 "
     assert "[string] max_memory 256M\n" in third
 
 
@@ -79,8 +79,8 @@ def test_our_weights_file(monkeypatch, capsys, tmp_path):
                           "kata-analyze b 1000 ownership true\nquit\n")
     assert rc == 0
     blocks = out[:-2].split("\n\n")
-    assert blocks[0].startswith("= ") and blocks[1] == "=" and blocks[2].startswith("= ")
-    assert blocks[4].startswith("=\ninfo move") and " ownership " in blocks[4]
+    assert blocks[0].startswith("= ") and blocks[1] == "= " and blocks[2].startswith("= ")
+    assert blocks[4].startswith("= \ninfo move") and " ownership " in blocks[4]
 
 
 def test_leela_zero_weights_play_19x19_only(monkeypatch, capsys, tmp_path):

@@ -20,7 +20,7 @@ def shared():
         assert eng.command("1 name") == ["=1 goengine"]      # started and ready
         yield eng
         eng.send("quit")
-        assert eng.reply() == ["="]
+        assert eng.reply() == ["= "]
         assert eng.close() == 0
 
 
@@ -37,7 +37,7 @@ def test_analysis_streams_until_input(engine_9x9, kind):
     eng = engine_9x9
     eng.command("play b e5")
     eng.send(f"7 {kind}-analyze w 10" + (" ownership true" if kind == "kata" else ""))
-    assert eng.line()[1] == "=7"
+    assert eng.line()[1] == "=7 "
     infos = []
     while len(infos) < 3:
         _, text = eng.line()
@@ -59,7 +59,7 @@ def test_analysis_streams_until_input(engine_9x9, kind):
 def test_analysis_options(engine_9x9):
     eng = engine_9x9
     eng.send("lz-analyze b interval 5 maxmoves 2 minmoves 1")
-    assert eng.line()[1] == "="
+    assert eng.line()[1] == "= "
     for _ in range(2):
         text = eng.line()[1]
         entries = check_info_line(text, "lz", 9)
@@ -82,7 +82,7 @@ def test_interrupt_ends_genmove_early(engine_9x9):
     assert time.monotonic() - sent < 8
     assert len(reply) == 1 and re.fullmatch(r"=5 [A-T]\d+", reply[0]), reply
     assert eng.command("6 name") == ["=6 goengine"]       # no reply to the comment line itself
-    assert eng.command("gogui-interrupt") == ["="]
+    assert eng.command("gogui-interrupt") == ["= "]
 
 
 def test_genmove_analyze_is_not_stopped_by_input(engine_9x9):
@@ -90,7 +90,7 @@ def test_genmove_analyze_is_not_stopped_by_input(engine_9x9):
     eng.command("goengine-param visits 1500")
     eng.send("3 kata-genmove_analyze b 5")
     eng.send("4 name")
-    assert eng.line()[1] == "=3"
+    assert eng.line()[1] == "=3 "
     lines = []
     while True:
         _, text = eng.line()
@@ -125,7 +125,7 @@ def test_end_of_input_during_analysis_exits_cleanly():
     with EngineProcess(BASE + ["--size", "9"]) as eng:
         eng.command("name")
         eng.send("lz-analyze b 5")
-        assert eng.line()[1] == "="
+        assert eng.line()[1] == "= "
         eng.line()                         # at least one info line
         assert eng.close() == 0
 

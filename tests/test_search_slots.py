@@ -254,7 +254,7 @@ def test_gtp_engine_with_two_search_threads(monkeypatch, capsys, tmp_path):
     out, err = capsys.readouterr()
     assert rc == 0
     blocks = out[:-2].split("\n\n")
-    assert blocks[0].startswith("= ") and blocks[1] == "=" and blocks[2].startswith("=\ninfo move")
+    assert blocks[0].startswith("= ") and blocks[1] == "= " and blocks[2].startswith("= \ninfo move")
     assert blocks[3].startswith("= ")
     assert "precision: fp32 channels-last (forced by --precision)" in err
     assert "64 visits" in err

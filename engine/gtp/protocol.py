@@ -253,7 +253,7 @@ class GTPServer:
 
     def _stream_begin(self) -> None:
         """Starts a streamed reply: ``=[id]`` now, lines later, the empty line at the end."""
-        self._write("=" + ("" if self._cmd_id is None else str(self._cmd_id)) + "\n")
+        self._write("=" + ("" if self._cmd_id is None else str(self._cmd_id)) + " \n")
         self._streaming = True
 
     def _stream_line(self, line: str) -> None:
@@ -307,13 +307,9 @@ class GTPServer:
                 tail = ""
             self._write((tail + "\n" if tail else "") + "\n")
             return
-        body = _clean_reply(text)
-        if not body:
-            self._write(head + "\n\n")
-        elif body.startswith("\n"):
-            self._write(head + body + "\n\n")
-        else:
-            self._write(head + " " + body + "\n\n")
+        # GNU Go's form, the one every client reads: "=[id] " then the body, even when the body
+        # is empty or starts on a new line (GoGui splits the reply at its first space)
+        self._write(head + " " + _clean_reply(text) + "\n\n")
 
     def execute(self, cmd_id: Optional[str], name: str, args: list[str]) -> tuple[bool, str]:
         """Runs one command; (success, reply text).  Never raises."""
