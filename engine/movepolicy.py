@@ -11,8 +11,17 @@ engine's game-end decisions on top of the search's move:
   although the judged score (dead stones removed, :mod:`engine.scoring`) wins, the engine
   captures dead stones instead; when the opponent has passed and passing now wins (by raw count,
   and by the judged score unless the rules are Tromp-Taylor), the engine passes and ends the
-  game; when the opponent has passed, the judged score loses and no move's winrate beats
-  ``0.5 + HOPE_MARGIN``, it passes too rather than fill the board.
+  game.
+- **Never pass into a lost count**: after the opponent's pass our pass ends the game, and a
+  GUI or referee (GoGui, GNU Go, gogui-twogtp) then counts the board as it stands, Tromp-Taylor,
+  dead stones included.  Whatever proposed the pass (the search's move: with a handful of visits
+  that is just the net's favourite, or the most visited child although its exact terminal value
+  is a loss, or the rules above), :func:`choose_move` lets it through one guard,
+  :func:`pass_allowed`: it ends the game only when the raw count does not lose for us, or when
+  the game is truly lost (:func:`truly_lost`: the winrate is below the resignation threshold);
+  otherwise the engine plays the search's best other move.  A judged score
+  (ownership, dead stones removed) that loses does not make a pass acceptable: early in the
+  game it is a guess about an open board, and a 40% winrate is no lost game.
 - **Clean-up** (``kgs-genmove_cleanup``): never pass while the opponent's dead stones remain.
 """
 from __future__ import annotations
@@ -27,7 +36,6 @@ if TYPE_CHECKING:                 # engine.player imports this module for should
 
 RESIGN = -1                   # pseudo-move returned by choose_move
 DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign)
-HOPE_MARGIN = 0.05            # after the opponent's pass, play on in a lost game only above 55%
 EARLY_FRACTION = 0.25         # no resignation before this share of the board's points is played
 HANDICAP_RECOVERY = 0.6       # White's handicap discount is gone by move 0.6 * N * N
 
@@ -59,13 +67,39 @@ def should_resign(winrate: float, move_number: int, board_size: int, threshold: 
     return winrate < threshold
 
 
-def best_winrate(result: SearchResult) -> float:
+def best_winrate(result: SearchResult, pass_point: Optional[int] = None) -> float:
     """The winrate a resignation is judged on: the root's, or the most visited move's when
-    that is higher (the root value lags behind a refutation the search just found)."""
+    that is higher (the root value lags behind a refutation the search just found).
+
+    With ``pass_point``, also the winrate of playing on: the root's without the pass child's
+    visits, and the most visited move other than a pass.  After the opponent's pass our pass is
+    a terminal position, an exact loss when the count loses, and a small search can pour most
+    of its visits into it (a net that likes passing back; FPU reduction below a root value the
+    losses drag down), so the root value says "lost" while the moves that play on are fine."""
     winrate = result.winrate
     if result.children and result.children[0].visits > 0:
         winrate = max(winrate, result.children[0].winrate)
+    if pass_point is not None:
+        rest_visits, rest_winrate = playing_on(result, pass_point)
+        if rest_visits > 0:
+            winrate = max(winrate, rest_winrate)
+        other_move = next((c for c in result.children if c.move != pass_point), None)
+        if other_move is not None and other_move.visits > 0:
+            winrate = max(winrate, other_move.winrate)
     return winrate
+
+
+def playing_on(result: SearchResult, pass_point: int) -> tuple[int, float]:
+    """(visits, winrate) of the search with the pass child's visits taken out: the root's own
+    evaluation and every move that plays on (the root value is the mean over all of them)."""
+    kid = next((c for c in result.children if c.move == pass_point), None)
+    if kid is None or kid.visits <= 0:
+        return result.visits, result.winrate
+    rest = result.visits - kid.visits
+    if rest <= 0:
+        return 0, result.winrate
+    value = (result.value * result.visits - kid.q * kid.visits) / rest
+    return rest, (min(1.0, max(-1.0, value)) + 1.0) / 2.0
 
 
 def handicap_count(game: Game, handicap: list[int]) -> int:
@@ -102,11 +136,57 @@ def pass_throws_away(game: Game, color: int, judge: Judge) -> bool:
     return wins(judge(game).score, color)
 
 
-def hopeless(game: Game, color: int, result: SearchResult, judge: Judge) -> bool:
-    """The judged score loses and no move's winrate is clearly better than even: playing on
-    after the opponent's pass would only fill the board."""
-    best = max([result.winrate] + [c.winrate for c in result.children if c.visits > 0])
-    return best < 0.5 + HOPE_MARGIN and not wins(judge(game).score, color)
+def truly_lost(game: Game, result: SearchResult, resign: float) -> bool:
+    """The game is lost beyond hope: the winrate of playing on (:func:`best_winrate` with the
+    pass child left out) is below the resignation threshold ``resign`` (when resignation is off,
+    0: below ``DEFAULT_RESIGN``), after a real search of playing on (2 visits or more besides the
+    pass child's: one visit is the net's raw guess).  Only then may a pass that loses by the
+    count end the game (the engine concedes instead of filling the board); unlike
+    :func:`should_resign` there is no early-game exemption."""
+    threshold = resign if resign > 0 else DEFAULT_RESIGN
+    rest_visits, _ = playing_on(result, game.pass_point)
+    return rest_visits >= 2 and best_winrate(result, game.pass_point) < threshold
+
+
+def pass_allowed(game: Game, color: int, result: SearchResult, resign: float) -> bool:
+    """Whether ``color`` may pass now.  A pass that does not end the game always may; one after
+    the opponent's pass ends it, and a GUI or referee counts the board as it stands
+    (Tromp-Taylor, no dead stones removed): it may when that count does not lose, or when the
+    game is truly lost anyway (:func:`truly_lost`)."""
+    if not opponent_passed(game, color):
+        return True
+    score = game.score()
+    return score == 0 or wins(score, color) or truly_lost(game, result, resign)
+
+
+def opponent_passed(game: Game, color: int) -> bool:
+    """The opponent's last move was a pass: ``color``'s pass now ends the game."""
+    return bool(game.moves) and game.moves[-1] == (other(color), game.pass_point)
+
+
+def best_other_move(game: Game, color: int, result: SearchResult) -> Optional[int]:
+    """The search's best move other than a pass: among the legal root children, one that does
+    not fill our own eye first, then the most visited, the best winrate, the highest prior.
+    Without children (no search), any legal point that is not our own eye, else any legal
+    point.  None when no point is legal (then passing is all that is left)."""
+    legal = game.legal_mask(color)
+    eyes = scoring.own_eyes(game, color)
+    pass_point = game.pass_point
+    best, best_key = None, None
+    for c in result.children:
+        if c.move == pass_point or not 0 <= c.move < pass_point or not legal[c.move]:
+            continue
+        played = c.winrate if c.visits > 0 else 0.0
+        key = (bool(eyes[c.move]), -c.visits, -played, -c.prior, c.move)
+        if best_key is None or key < best_key:
+            best, best_key = c.move, key
+    if best is not None and not eyes[best]:
+        return best
+    points = [p for p in range(pass_point) if legal[p]]
+    for p in points:
+        if not eyes[p]:
+            return p
+    return best if best is not None else (points[0] if points else None)
 
 
 def cleanup_move(game: Game, color: int, result: SearchResult,
@@ -146,11 +226,16 @@ def choose_move(game: Game, color: int, result: SearchResult, judge: Judge,
     point, or RESIGN.  ``judge(game)`` returns the dead-stone verdict (cached by the caller);
     ``resign`` is the resignation winrate (0: never); ``handicap`` the game's handicap stones;
     ``cleanup`` forbids passing while the opponent's dead stones remain.  ``say`` receives a
-    line explaining a pass or a capture that replaces the search's move."""
-    if should_resign(best_winrate(result), len(game.moves), game.size, resign,
+    line explaining a pass or a move that replaces the search's move.
+
+    Every pass leaves through one guard, :func:`pass_allowed`: whatever proposed it (the search,
+    whose move after a handful of visits is only the net's favourite, or the rules below), a
+    pass that ends the game in a lost count is replaced by the search's best other move unless
+    the game is truly lost."""
+    pass_point = game.pass_point
+    if should_resign(best_winrate(result, pass_point), len(game.moves), game.size, resign,
                      visits=result.visits, handicap=handicap, white=color == WHITE):
         return RESIGN
-    pass_point = game.pass_point
     move = result.move
     if move == pass_point:
         if cleanup:
@@ -164,13 +249,18 @@ def choose_move(game: Game, color: int, result: SearchResult, judge: Judge,
             if alt is not None:
                 say("passing would lose by raw count: capturing dead stones instead")
                 return alt
-        return move
-    opponent_passed = bool(game.moves) and game.moves[-1] == (other(color), pass_point)
-    if opponent_passed and not cleanup:
+    elif opponent_passed(game, color) and not cleanup:
         if pass_wins(game, color, judge):
             say("the opponent passed and passing wins: passing")
-            return pass_point
-        if hopeless(game, color, result, judge):
-            say("the opponent passed, the game is lost and the search sees no way back: passing")
-            return pass_point
+            move = pass_point
+        elif truly_lost(game, result, resign):
+            say("the opponent passed and the game is lost: passing")
+            move = pass_point
+    if move == pass_point and not pass_allowed(game, color, result, resign):
+        alt = best_other_move(game, color, result)
+        if alt is not None:
+            say(f"the opponent passed and passing would lose by the count "
+                f"({scoring.format_result(game.score())}) at winrate "
+                f"{100 * best_winrate(result, pass_point):.1f}%: playing on")
+            return alt
     return move

@@ -196,11 +196,18 @@ def test_pass_that_would_lose_by_raw_count_becomes_a_capture():
 
 
 def test_pass_when_losing_anyway_is_kept():
-    eng = make_engine(komi=30.5)
+    eng = make_engine(komi=30.5, resign=0.0)
     setup_walls(eng)
     eng.command("play w pass")
-    move = eng._choose(eng.game, BLACK, result(eng.game.pass_point))
-    assert move == eng.game.pass_point
+    # The search proposes the pass; playing on (A9, its visits) is truly lost (below the
+    # resignation winrate; resignation off: the default's): the pass stands.
+    res = result(v("a9"), winrate=0.02)
+    res.move = eng.game.pass_point
+    assert eng._choose(eng.game, BLACK, res) == eng.game.pass_point
+    # Lost by the count but not by the winrate: no pass into the lost count (tests/test_pass_reply).
+    res = result(v("a9"), winrate=0.5)
+    res.move = eng.game.pass_point
+    assert eng._choose(eng.game, BLACK, res) == v("a9")
 
 
 def test_opponent_passed_and_passing_wins():
@@ -213,8 +220,10 @@ def test_opponent_passed_and_passing_wins():
     eng.command("undo")
     eng.command("play b pass")
     assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.7)) == v("a9")
-    # A lost game with no hope in sight: accept the opponent's pass.
-    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.5)) == eng.game.pass_point
+    # Nor at 50%: a pass into a lost count only when the game is truly lost (below the
+    # resignation winrate), then the opponent's pass is accepted.
+    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.5)) == v("a9")
+    assert eng._choose(eng.game, WHITE, result(v("a9"), winrate=0.02)) == eng.game.pass_point
 
 
 def test_raw_count_win_with_dead_stones_passes_only_under_tromp_taylor():
