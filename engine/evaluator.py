@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine import symmetry
+from engine import flops, symmetry
 from engine.errors import NetworkOutputError
 from engine.network import GoNet, feature_planes_for
 
@@ -268,6 +268,9 @@ class TorchEvaluator:
         self.cache_hits = 0
         self.cache_misses = 0
         self.positions_evaluated = 0
+        # our nets' forward passes count toward the process's FLOPs (engine.flops)
+        self._net_config = model.config if isinstance(model, GoNet) else None
+        self._flops_per_position: dict[int, float] = {}
         self._rng = np.random.default_rng(seed)
         self._cache: OrderedDict[tuple[int, int], tuple] = OrderedDict()
         self._lock = threading.Lock()
@@ -293,6 +296,12 @@ class TorchEvaluator:
         score = out[3].float().reshape(-1) if len(out) == 4 and out[3] is not None else None
         with self._lock:
             self.positions_evaluated += x.shape[0]
+        if self._net_config is not None:
+            n = x.shape[-1]
+            per = self._flops_per_position.get(n)
+            if per is None:
+                per = self._flops_per_position[n] = flops.forward_flops(self._net_config, n)
+            flops.COUNTER.add(x.shape[0] * per)
         return policy, value, ownership, score
 
     def _infer_chunked(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:

@@ -40,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from engine import flops
 from engine.core import FEATURE_SETS, Game
 from engine.evaluator import TorchEvaluator, _model_io, resolve_device
 from engine.fileio import atomic_write
@@ -386,8 +387,9 @@ def choose_precision(model: Any, device: Any = None, size: int = 19, batch: int 
         if found is not None:
             found.key, found.cache_file = key, str(path)
             return found
-    choice = measure(model, dev, size, batch, timer=timer, accuracy=accuracy, tolerance=tol,
-                     seconds=seconds, rounds=rounds, log=log)
+    with flops.COUNTER.paused():           # choosing a kernel is not the caller's work
+        choice = measure(model, dev, size, batch, timer=timer, accuracy=accuracy, tolerance=tol,
+                         seconds=seconds, rounds=rounds, log=log)
     choice.key, choice.cache_file = key, str(path)
     entries, _ok = load_cache(path)        # again: another process may have added entries
     entries[key] = {"choice": choice.precision.label, "rates": choice.rates, "diffs": choice.diffs,

@@ -505,6 +505,15 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
     device = stage_device(cfg, "gate")
     print(f"gate: {cfg.gate_workers} workers, {cfg.gate_parallel_games} games in flight, "
           f"{cfg.gate_threshold:.0%} of {cfg.gate_games}, SPRT({cfg.gate_elo0:g}, {cfg.gate_elo1:g})", flush=True)
+    last = [time.time()]
+
+    def progress(worker: int, pool: GamePool) -> None:
+        # the match's CPU seconds and FLOPs reach the metrics (and the run's compute budget)
+        # while it is played, not only at its decision
+        if time.time() - last[0] >= cfg.metrics_every:
+            last[0] = time.time()
+            rd.append_metrics({"source": "gate", "event": "progress"})
+
     while not stop:
         phase = rd.read_pipeline()
         candidate, generation = next_candidate(rd, phase)
@@ -513,11 +522,13 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
                 break
             time.sleep(0.1 if phase is not None else 0.5)
             continue
-        rec = gate_candidate(rd, cfg, candidate, stop=lambda: bool(stop), generation=generation, device=device)
+        rec = gate_candidate(rd, cfg, candidate, stop=lambda: bool(stop), generation=generation, device=device,
+                             step_hook=progress)
         if rec is not None:
             print(f"gate: {rec['candidate']} vs {rec['best']}: {rec['verdict']} ({rec['reason']}; "
                   f"+{rec['wins']} ={rec['draws']} -{rec['losses']}, {rec['games_played']} games played, "
                   f"{rec['lost']} lost, lag {rec['lag_s']:.1f}s)", flush=True)
+    rd.append_metrics({"source": "gate", "event": "stop"})
     print("gate: stopped", flush=True)
     return 0
 

@@ -54,6 +54,7 @@ from train.report import plot_ladder
 from train.rundir import RunDir, atomic_write_json
 from train.schedule import probe_engines, run_match
 from train.stats import bradley_terry
+from train.usage import Usage
 
 FORMAT = "train.ladder v1"
 ANCHOR = "gnugo-L1"
@@ -139,7 +140,12 @@ def play(rd: RunDir, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, str], 
          size: int) -> dict[str, Any]:
     """Plays (or finishes) the match of engine ``a`` against ``b``, each ``(name, command)``;
     returns its results document.  A complete match is not replayed."""
-    out = match_dir(rd, a[0], b[0])
+    return play_match(match_dir(rd, a[0], b[0]), cfg, a, b, games, size)
+
+
+def play_match(out: Path, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, str], games: int,
+               size: int) -> dict[str, Any]:
+    """:func:`play` into the match directory ``out`` (SGFs and results.json)."""
     done = _results(out)
     if done is not None and done.get("complete") and len(done.get("games") or []) >= games:
         return done
@@ -201,7 +207,6 @@ def cpu_hours_at(records: list[dict[str, Any]], when: float, threads: int = 2) -
     """CPU-hours the run had spent at unix time ``when``: per writing process (pid), the last
     ``cpu_s`` it logged by then, summed; stretches of records without ``cpu_s`` count their
     wall-clock time x ``threads``."""
-    per_pid: dict[Any, float] = {}
     legacy = 0.0
     last_legacy: float | None = None
     for r in records:
@@ -209,14 +214,12 @@ def cpu_hours_at(records: list[dict[str, Any]], when: float, threads: int = 2) -
         if t is None or t > when:
             continue
         if r.get("cpu_s") is not None and r.get("pid") is not None:
-            key = (r.get("source"), r["pid"])
-            per_pid[key] = max(per_pid.get(key, 0.0), float(r["cpu_s"]))
             last_legacy = None
         else:
             if last_legacy is not None and 0 < t - last_legacy < 600:
                 legacy += (t - last_legacy) * threads
             last_legacy = t
-    return (sum(per_pid.values()) + legacy) / 3600.0
+    return (Usage(records, until=when).cpu_seconds + legacy) / 3600.0
 
 
 def games_at(records: list[dict[str, Any]], when: float) -> int:

@@ -57,6 +57,7 @@ from train.ray_cluster import add_ray_arguments, options_from_namespace, supervi
 from train.report import format_summary
 from train.rundir import MetricsTail, RunDir, repair_metrics
 from train.supervisor import Budget, Progress, Stage, SyncPipeline, finish_run, stages_for
+from train.usage import Usage
 
 # Settings that define the network or the game and cannot change when a run resumes.
 FROZEN_ON_RESUME = ("board_size", "blocks", "filters", "feature_set", "mode")
@@ -167,7 +168,7 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
                        "budget": str(budget), "pid": os.getpid(), "mode": cfg.mode, "pipeline": cfg.pipeline,
                        "on_new_model": cfg.on_new_model, "selfplay_only": selfplay_only})
     tail = MetricsTail(rd.metrics_path)
-    tail.read()                                    # progress starts from now
+    usage = Usage(tail.read())                     # earlier sessions' spending counts; progress starts from now
     bars = Progress(progress, start_games, start_step, budget)
     sync = SyncPipeline(rd, cfg, budget) if cfg.pipeline == "sync" and not selfplay_only else None
     if sync is not None:
@@ -193,6 +194,7 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
             time.sleep(poll_s)
             records = tail.read()
             bars.update(records)
+            usage.add(records)
             now = time.time()
             if now - last_state > 10.0:
                 rd.write_state(pid=os.getpid())
@@ -213,6 +215,11 @@ def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,
                 break
             if budget.seconds is not None and now - t0 >= budget.seconds:
                 reason = "time budget spent"
+                _stop(stages, signal.SIGTERM)
+                break
+            spent = budget.spent(usage)
+            if spent is not None:
+                reason = spent
                 _stop(stages, signal.SIGTERM)
                 break
             if sync is not None and not sync.update(records, any(s.running for s in selfplay)):

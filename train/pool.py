@@ -49,7 +49,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from engine import coords
+from engine import coords, flops
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_many, collect_many, feature_planes, other
 from engine.movepolicy import should_resign
 from engine.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
@@ -523,6 +523,7 @@ class GamePool:
             backup_many(trees, counts, out.policy, out.value)
             self.stats.forward_passes += 1
             self.stats.leaves += total
+            flops.COUNTER.add(flops.search_flops(total, size))
         else:
             t2 = t1
         t3 = time.perf_counter()

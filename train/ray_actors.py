@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import time
 from collections import deque
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from engine import flops
 from engine.core import Rules
 from train.config import RunConfig
 from train.gating import GateMatch, GateRule, candidate_score, gate_settings
@@ -106,17 +108,24 @@ class SelfPlayActor:
         metrics = None
         if time.time() - self.mark.time >= self.cfg.metrics_every:
             m = self.w.mark()
-            metrics = self.w.metrics(self.mark, m)
+            metrics = {**self.w.metrics(self.mark, m), **_spending()}
             self.mark = m
         return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid()}
 
     def close(self) -> dict[str, Any]:
         """Abandons the games in flight; returns the final metrics record."""
         self.w.pool.abandon_all()
-        rec = self.w.metrics(self.mark, self.w.mark())
+        rec = {**self.w.metrics(self.mark, self.w.mark()), **_spending()}
         rec["event"] = "stop"
         shutil.rmtree(self.scratch, ignore_errors=True)
         return rec
+
+
+def _spending() -> dict[str, Any]:
+    """This actor process's running totals for the driver's metrics (which count a run's
+    compute and CPU budgets per process: train.usage): its host and pid name it."""
+    return {"pid": f"{socket.gethostname()}:{os.getpid()}", "cpu_s": round(time.process_time(), 2),
+            "flops": round(flops.COUNTER.total)}
 
 
 class StageActor:

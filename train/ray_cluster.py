@@ -63,6 +63,7 @@ from train.records import write_npz, write_sgf
 from train.report import format_summary
 from train.rundir import GameName, MetricsTail, RunDir
 from train.supervisor import REPO_ROOT, Budget, Progress, SyncPipeline, finish_run, stages_for
+from train.usage import Usage
 
 
 def ray_available() -> bool:
@@ -384,7 +385,7 @@ class RaySupervisor:
                            "ray": self.opts.address or "initialised", "ray_nodes": len(ray.nodes()),
                            "ray_resources": ray.cluster_resources()})
         tail = MetricsTail(rd.metrics_path)
-        tail.read()
+        usage = Usage(tail.read())              # earlier sessions' spending counts
         bars = Progress(self.progress, start_games, start_step, budget)
         sync = SyncPipeline(rd, cfg, budget) if cfg.pipeline == "sync" and not self.selfplay_only else None
         if sync is not None:
@@ -444,6 +445,11 @@ class RaySupervisor:
                     break
                 if budget.seconds is not None and now - t0 >= budget.seconds:
                     reason = "time budget spent"
+                    break
+                usage.add(records)
+                spent = budget.spent(usage)
+                if spent is not None:
+                    reason = spent
                     break
                 if sync is not None and not sync.update(records, sp_running):
                     reason = "game budget reached"

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from engine import flops
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
 
 MODEL_RE = re.compile(r"^model-(\d{7,})\.pt$")
@@ -301,9 +302,10 @@ class RunDir:
         """Appends one JSON line.  One ``write`` on an O_APPEND descriptor: lines from several
         processes never interleave; a kill -9 can at worst leave a partial LAST line, which
         :meth:`read_metrics` skips.  Every record carries the writing process's id and its CPU
-        seconds so far (all its threads), from which ``train.ladder`` counts a run's CPU-hours."""
+        seconds so far (all its threads), from which ``train.ladder`` counts a run's CPU-hours, and
+        its FLOPs so far (:mod:`engine.flops`), from which compute budgets are counted."""
         record = {"time": round(time.time(), 3), "pid": os.getpid(),
-                  "cpu_s": round(time.process_time(), 2), **record}
+                  "cpu_s": round(time.process_time(), 2), "flops": round(flops.COUNTER.total), **record}
         line = (json.dumps(record, separators=(",", ":"), default=_json_default) + "\n").encode()
         fd = os.open(self.metrics_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:

@@ -18,6 +18,7 @@ from tqdm import tqdm
 from train.config import RunConfig
 from train.report import run_summary
 from train.rundir import RunDir
+from train.usage import Usage
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,27 +29,47 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass
 class Budget:
+    """When a run ends: the first of its limits reached.  ``flops`` and ``cpu_hours`` count the
+    run's whole spending (:class:`train.usage.Usage`: every stage process, every session), so a
+    resumed run continues its count; ``seconds`` is this session's wall time."""
+
     seconds: float | None = None
     games: int | None = None
     steps: int | None = None
+    flops: float | None = None
+    cpu_hours: float | None = None
 
     @classmethod
     def parse(cls, text: str | None) -> "Budget":
-        """``"2h"``, ``"500g"``, ``"1000steps"``, ``"20m,500g"``...; ValueError if malformed."""
+        """``"2h"``, ``"500g"``, ``"1000steps"``, ``"2.5e12flops"``, ``"0.5cpuh"``,
+        ``"20m,500g"``...; ValueError if malformed."""
         b = cls()
         units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
         for part in filter(None, (p.strip().lower() for p in (text or "").split(","))):
-            m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(steps|step|s|m|h|d|g|games)", part)
+            m = re.fullmatch(r"(\d+(?:\.\d+)?(?:e\+?\d+)?)\s*(steps|step|s|m|h|d|g|games|flops|flop|cpuh)", part)
             if not m:
-                raise ValueError(f"bad budget {part!r}: use e.g. 90s, 20m, 2h, 500g, 1000steps")
+                raise ValueError(f"bad budget {part!r}: use e.g. 90s, 20m, 2h, 500g, 1000steps, "
+                                 f"2.5e12flops, 0.5cpuh")
             value, unit = float(m.group(1)), m.group(2)
             if unit in units:
                 b.seconds = value * units[unit]
             elif unit in ("g", "games"):
                 b.games = int(value)
+            elif unit in ("flops", "flop"):
+                b.flops = value
+            elif unit == "cpuh":
+                b.cpu_hours = value
             else:
                 b.steps = int(value)
         return b
+
+    def spent(self, usage: Usage) -> str | None:
+        """Why the run's spending ends it now, or None."""
+        if self.flops is not None and usage.flops >= self.flops:
+            return f"compute budget spent ({usage.flops:.3g} of {self.flops:.3g} FLOPs)"
+        if self.cpu_hours is not None and usage.cpu_hours >= self.cpu_hours:
+            return f"CPU budget spent ({usage.cpu_hours:.3f} of {self.cpu_hours:g} CPU-hours)"
+        return None
 
     def __str__(self) -> str:
         parts = []
@@ -58,6 +79,10 @@ class Budget:
             parts.append(f"{self.games} games")
         if self.steps is not None:
             parts.append(f"{self.steps} steps")
+        if self.flops is not None:
+            parts.append(f"{self.flops:.4g} FLOPs")
+        if self.cpu_hours is not None:
+            parts.append(f"{self.cpu_hours:g} CPU-hours")
         return ", ".join(parts) or "none"
 
 

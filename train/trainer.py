@@ -47,7 +47,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine import weights
+from engine import flops, weights
 from engine.evaluator import Evaluation, resolve_device
 from engine.network import GoNet
 from train.config import RunConfig, StopFlag, die_with_parent, parse_lr_drops, pin_stage, stage_device, stage_threads
@@ -263,6 +263,8 @@ class Trainer:
             group["lr"] = lr
         with self._autocast():
             out = self.model(t["planes"])
+        planes = t["planes"]          # the step's computation counts, applied or skipped
+        flops.COUNTER.add(planes.shape[0] * (flops.train_flops(self.model, planes.shape[-1]) or 0.0))
         losses = compute_losses(out, t, self.score_scale,
                                 {"value": self.settings.value_weight, "ownership": self.settings.ownership_weight,
                                  "score": self.settings.score_weight})
