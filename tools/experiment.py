@@ -131,10 +131,11 @@ def final_model(rd: RunDir, cfg: RunConfig) -> Path:
 
 
 def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, visits: int | None = None,
-                parallel: int = 64, seed: int = 0) -> list[tuple[str, str, float]]:
-    """Every pair of ``players`` (name -> checkpoint) plays ``games_per_pair`` games, colours
-    alternating, all through one GamePool (one forward pass per network per step); returns
-    [(first, second, score of first)]."""
+                parallel: int = 64, seed: int = 0,
+                pairs: list[tuple[str, str]] | None = None) -> list[tuple[str, str, float]]:
+    """Every pair of ``players`` (name -> checkpoint; or only ``pairs``) plays ``games_per_pair``
+    games, colours alternating, all through one GamePool (one forward pass per network per
+    step); returns [(black, white, Black's score)]."""
 
     device = cfg.gate_device or cfg.device
     agents = {name: make_agent(path, cfg, seed=seed + i, device=device) for i, (name, path) in enumerate(players.items())}
@@ -145,7 +146,7 @@ def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, v
         settings.visits = visits
     rules = Rules.preset(cfg.rules, cfg.komi)
     schedule = []
-    for a, b in itertools.combinations(agents, 2):
+    for a, b in pairs if pairs is not None else itertools.combinations(agents, 2):
         for k in range(games_per_pair):
             schedule.append((a, b) if k % 2 == 0 else (b, a))
     it = iter(enumerate(schedule))
@@ -470,9 +471,10 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
-    commands = {"pipelines": pipelines, "summary": summary}
+    from tools.strength import strength   # lazy: its own module, the same command line
+    commands = {"pipelines": pipelines, "summary": summary, "strength": strength}
     if argv[0] not in commands:
-        print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: pipelines, summary)",
+        print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: {', '.join(commands)})",
               file=sys.stderr)
         return 2
     try:
