@@ -24,7 +24,7 @@ Then the nets are rated on one Bradley-Terry scale (``EXP_DIR/rating/``):
 - every pair of those nets at the same fraction plays ``--pair-games`` games (in-process, one
   batched game pool, ``--rate-visits`` visits), and each run's nets at consecutive fractions play
   too;
-- every net plays ``--anchor-games`` games against each fixed anchor (``--anchors``: GNU Go
+- every net but the initial ones plays ``--anchor-games`` games against each fixed anchor (``--anchors``: GNU Go
   levels ``gnugo:L`` and Pachi ``pachi:PLAYOUTS``; the first anchor is 0 Elo) through
   ``train.match``, a GNU Go referee counting dead stones;
 - one Bradley-Terry fit of every game; a design's Elo at a fraction is the mean of its seeds'
@@ -121,7 +121,7 @@ def calibrate(exp_dir: Path, settings: dict[str, str], seconds: float, log: Call
            "--seed", "999", *design_args("az", settings)]
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu), *cmd]
-    log(f"calibration: {' '.join(cmd[1:])}")
+    log(f"calibration: {' '.join(cmd)}")
     with open(exp_dir / "calibration.log", "wb") as out:
         r = subprocess.run(cmd, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
     records = rd.read_metrics() if rd.exists() else []
@@ -156,9 +156,11 @@ class Run:
 
 
 def run_training(run: Run, settings: dict[str, str], flops: float, log: Callable[[str], None],
-                 attempts: int = 3, cpu: int | None = None) -> Usage:
+                 attempts: int = 3, cpu: int | None = None, ray: str | None = None) -> Usage:
     """Trains ``run`` until its spending reaches ``flops`` (resuming what an earlier sitting
-    started), pinned to CPU ``cpu`` when given; returns its usage."""
+    started), pinned to CPU ``cpu`` when given, its self-play on the Ray cluster at ``ray``
+    when given (``train.loop --ray``: the run directory stays here, the actors' FLOPs count);
+    returns its usage."""
     rd = RunDir(run.root)
     for _ in range(attempts):
         usage = run.usage()
@@ -171,6 +173,8 @@ def run_training(run: Run, settings: dict[str, str], flops: float, log: Callable
         cmd = [sys.executable, "-m", "train.loop", "--run-dir", str(run.root), "--budget", f"{flops:.6g}flops",
                "--quiet"]
         cmd += ["--resume"] if resume else ["--seed", str(run.seed), *design_args(run.design, settings)]
+        if ray is not None:
+            cmd += ["--ray", ray]
         if cpu is not None:
             cmd = ["taskset", "-c", str(cpu), *cmd]
         log(f"{run.name}: {'resuming at %.3g FLOPs' % usage.flops if resume else 'starting'}")
@@ -356,7 +360,8 @@ def parse_settings(extra: Sequence[str]) -> dict[str, str]:
 
 
 def strength(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.experiment strength", description=__doc__.split("\n\n")[1],
+    ap = argparse.ArgumentParser(prog="python -m tools.experiment strength",
+                                 description=__doc__.split("\n\n")[0].split(": ", 1)[1],
                                  epilog="Other --option value pairs are train.loop run settings shared by every "
                                         "run (defaults: " + " ".join(f"{k} {v}" for k, v in BASE_SETTINGS.items()) + ").")
     ap.add_argument("--exp-dir", type=Path, required=True)
@@ -378,6 +383,9 @@ def strength(argv: list[str]) -> int:
     ap.add_argument("--calibration-seconds", type=float, default=CALIBRATION_SECONDS)
     ap.add_argument("--cpus", default=None, help="CPUs to pin runs to, e.g. 1 or 0,1: one run at a time on each "
                     "(default: one run at a time, unpinned)")
+    ap.add_argument("--parallel-runs", type=int, default=1, help="runs at a time when not pinned (--cpus)")
+    ap.add_argument("--ray", default=None, help="a Ray cluster address (or 'local'): every run's self-play runs there "
+                    "as actors (train.loop --ray); several runs at a time with --parallel-runs")
     ap.add_argument("--no-rating", action="store_true", help="train only")
     a, extra = ap.parse_known_args(argv)
 
@@ -422,7 +430,7 @@ def strength(argv: list[str]) -> int:
 
     runs = [Run(d, k, exp_dir / "runs" / d / f"seed-{k}") for k in range(1, meta["seeds"] + 1) for d in meta["designs"]]
     # Seed by seed (an early stop leaves every design comparable), one run per CPU of --cpus.
-    cpus = [int(c) for c in a.cpus.split(",")] if a.cpus else [None]
+    cpus = [int(c) for c in a.cpus.split(",")] if a.cpus else [None] * a.parallel_runs
     free: queue.Queue = queue.Queue()
     for c in cpus:
         free.put(c)
@@ -430,7 +438,7 @@ def strength(argv: list[str]) -> int:
     def train(run: Run) -> Usage:
         cpu = free.get()
         try:
-            return run_training(run, settings, flops, log, cpu=cpu)
+            return run_training(run, settings, flops, log, cpu=cpu, ray=a.ray)
         finally:
             free.put(cpu)
 
@@ -472,6 +480,8 @@ def strength(argv: list[str]) -> int:
     anchors = [] if a.anchors == "none" else [anchor_command(s, a.pachi) for s in a.anchors.split(",")]
     referee = "/usr/games/gnugo --mode gtp --chinese-rules --level 0" if Path("/usr/games/gnugo").exists() else None
     for i, (name, path) in enumerate(players.items()):
+        if where[name]["fraction"] == 0:
+            continue                 # the initial nets: tied to the scale by their runs' link games
         for anchor in anchors:
             games += anchor_games(rating_dir, name, path, anchor, a.anchor_games, cfg, visits, referee,
                                   seed=cfg.seed + i)
