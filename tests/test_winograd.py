@@ -187,15 +187,16 @@ def test_the_evaluator_and_the_precision_choice_offer_it():
         Precision.parse("bf16-wino")
     assert Precision("fp32", True, True) in candidates("cpu")
     net = _net_with_batch_norm_statistics(3)
-    plain = TorchEvaluator(net, symmetries="none", cache_size=0)
-    wino = TorchEvaluator(net, symmetries="none", cache_size=0, winograd=True)
+    # a CPU test (the Winograd kernel is the CPU's), also on a machine with CUDA
+    plain = TorchEvaluator(net, device="cpu", symmetries="none", cache_size=0)
+    wino = TorchEvaluator(net, device="cpu", symmetries="none", cache_size=0, winograd=True)
     assert wg.count_winograd(wino.model) > 0 and wg.count_winograd(plain.model) == 0
     x = (np.random.default_rng(0).random((6, net.in_planes, 9, 9)) < 0.3).astype(np.float32)
     a, b = plain.evaluate(x), wino.evaluate(x)
     np.testing.assert_allclose(b.policy, a.policy, atol=1e-4)
     np.testing.assert_allclose(b.value, a.value, atol=1e-5)
     with pytest.raises(ValueError, match="fp32"):
-        TorchEvaluator(net, winograd=True, dtype="bf16")
+        TorchEvaluator(net, device="cpu", winograd=True, dtype="bf16")
 
 
 def test_kata_nets_run_their_3x3_convolutions_by_winograd():
