@@ -96,3 +96,15 @@ def test_tiny_experiment_rates_and_resumes(tmp_path):
         assert len(starts) == 2                 # one session, then one resumed session
     summary2 = json.loads((exp / "summary.json").read_text())
     assert all(math.isfinite(d["elo"]) for d in summary2["designs"].values())
+
+
+def test_cpu_hours_convert_at_a_rate_calibrated_once_and_saved(tmp_path):
+    exp = tmp_path / "exp"
+    r = experiment("--exp-dir", str(exp), "--designs", "az", "--seeds", "1", "--cpu-hours", "0.001",
+                   "--calibration-seconds", "20", "--no-rating", *TINY)
+    assert r.returncode == 0, r.stderr[-4000:]
+    meta = json.loads((exp / "experiment.json").read_text())
+    rate = meta["calibration"]["flops_per_cpu_second"]
+    assert rate > 0 and meta["calibration"]["cpu"]
+    assert meta["flops_per_run"] == pytest.approx(0.001 * 3600 * rate)
+    assert Usage(RunDir(exp / "runs" / "az" / "seed-1").read_metrics()).flops >= meta["flops_per_run"]

@@ -88,7 +88,7 @@ BASE_SETTINGS: dict[str, str] = {
     "--min-games": "20", "--checkpoint-every": "40", "--gate-games": "40",
     "--gate-parallel-games": "16", "--threads": "1", "--metrics-every": "5",
 }
-CALIBRATION_SECONDS = 40
+CALIBRATION_SECONDS = 90
 
 
 def design_args(name: str, settings: dict[str, str]) -> list[str]:
@@ -112,8 +112,8 @@ def design_args(name: str, settings: dict[str, str]) -> list[str]:
 def calibrate(exp_dir: Path, settings: dict[str, str], seconds: float, log: Callable[[str], None],
               cpu: int | None = None) -> dict[str, Any]:
     """FLOPs per CPU-second of the ``az`` design on this machine (pinned to ``cpu`` as the runs
-    are): a short run, measured from its self-play's first metrics record on (start-up left
-    out)."""
+    are): a short run, measured once its trainer trains (start-up and the self-play-only
+    opening left out: training buys fewer FLOPs per CPU-second than self-play)."""
     rd = RunDir(exp_dir / "calibration")
     if rd.root.exists():
         shutil.rmtree(rd.root)
@@ -125,10 +125,13 @@ def calibrate(exp_dir: Path, settings: dict[str, str], seconds: float, log: Call
     with open(exp_dir / "calibration.log", "wb") as out:
         r = subprocess.run(cmd, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
     records = rd.read_metrics() if rd.exists() else []
-    starts = [x["time"] for x in records if x.get("source") == "selfplay"]
-    if r.returncode != 0 or len(starts) < 2:
+    # Steady state: from the trainer's first step on (self-play alone runs at another rate),
+    # else from self-play's first record (start-up left out).
+    marks = [x["time"] for x in records if x.get("source") == "trainer" and x.get("step")] or \
+        [x["time"] for x in records if x.get("source") == "selfplay"]
+    if r.returncode != 0 or len(marks) < 2:
         raise RuntimeError(f"calibration run failed (exit {r.returncode}); see {exp_dir / 'calibration.log'}")
-    a, b = Usage(records, until=starts[0]), Usage(records)
+    a, b = Usage(records, until=marks[0]), Usage(records)
     flops, cpu = b.flops - a.flops, b.cpu_seconds - a.cpu_seconds
     if flops <= 0 or cpu <= 0:
         raise RuntimeError("calibration measured no computation")
