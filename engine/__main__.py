@@ -117,8 +117,9 @@ GTP:
     p.add_argument("--threads", type=_positive_int,
                    help="search threads, each with its own batch of positions in the network at "
                         "once (on a CPU each runs the network on one core); default: the cores "
-                        "this process may use (2 on CUDA).  With 1 thread and --visits the engine "
-                        "is deterministic")
+                        "this process may use; on CUDA measured with the batch once per machine, "
+                        "net and size, and cached (engine/gpu_settings.py).  With 1 thread and "
+                        "--visits the engine is deterministic")
     p.add_argument("--precision", default="auto", type=str.lower,
                    choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw", "fp32-wino"),
                    help="network precision: auto (default) measures fp32, bf16 (and fp16 on CUDA) "
@@ -126,8 +127,9 @@ GTP:
                         "outputs stay within tolerance of fp32, and caches the choice in "
                         "$XDG_CACHE_HOME/goengine (~/.cache/goengine); or force one.  The choice "
                         "is printed on stderr at start")
-    p.add_argument("--batch", type=_positive_int, default=DEFAULTS.batch,
-                   help=f"most positions per network call (default {DEFAULTS.batch})")
+    p.add_argument("--batch", type=_positive_int,
+                   help=f"most positions per network call (default {DEFAULTS.batch}; on CUDA "
+                        "measured with --threads)")
     p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
                                     "(default: CUDA when available)")
     p.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",
@@ -193,9 +195,9 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
     """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played."""
     # Lazy: these import torch, which must load after OMP_WAIT_POLICY is set (and --help and
     # argument errors answer without it).
-    from engine import evaluator as ev_mod, weights as weights_mod
+    from engine import evaluator as ev_mod, gpu_settings, weights as weights_mod
     from engine.network import NetConfig
-    from engine.precision import choose_precision, evaluator_kwargs
+    from engine.precision import evaluator_kwargs
 
     seed = args.seed
     spec = args.weights
@@ -207,8 +209,10 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         return lambda size: rnd
 
     def torch_evaluator(model, size: int) -> Any:
-        choice = choose_precision(model, args.device, size, getattr(args, "batch", DEFAULTS.batch),
-                                  getattr(args, "precision", "auto"), log=warn)
+        gpu_settings.settle(args, model, size, log=warn)      # CUDA: threads and batch measured
+        choice = gpu_settings.precision_at_batch(model, args.device, size,
+                                                 getattr(args, "batch", None) or DEFAULTS.batch,
+                                                 getattr(args, "precision", "auto"), log=warn)
         warn(choice.describe())
         return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, **evaluator_kwargs(choice))
 
@@ -280,8 +284,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     uses_torch = args.weights not in ("uniform", "random")
-    if args.threads is None:
+    # On CUDA, threads and batch not given are measured with the first net (engine.gpu_settings).
+    gpu_pending = False
+    if uses_torch and (args.threads is None or args.batch is None):
+        from engine.gpu_settings import on_cuda        # lazy: imports torch
+        gpu_pending = on_cuda(args.device)
+    if args.threads is None and not gpu_pending:
         args.threads = default_threads(args.device) if uses_torch else 1
+    if args.batch is None and not gpu_pending:
+        args.batch = DEFAULTS.batch
     if uses_torch:
         import torch        # lazy: loads after OMP_WAIT_POLICY is set, and only when a net is used
         # The parallelism is the search threads': each runs its own forward passes on one core.
@@ -303,6 +314,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.size is None:
         args.size = 19
+    if gpu_pending:
+        try:
+            factory(args.size)           # the first net settles args.threads and args.batch
+        except (ValueError, OSError) as exc:
+            warn(f"error: {exc}")
+            return 2
+        args.threads = args.threads or default_threads(args.device)
+        args.batch = args.batch or DEFAULTS.batch
     config = EngineConfig(size=args.size, komi=args.komi, rules=args.rules, visits=args.visits,
                           playouts=args.playouts, seconds=args.time, batch=args.batch,
                           resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
