@@ -48,29 +48,33 @@ def test_bootstrap_interval_covers_the_fit_and_separates_clear_winners():
     e, lo, hi = est["A"]
     assert lo < e < hi and lo > 100            # A is clearly above B (0 by the anchor)
     assert est["B"][0] == 0.0
+    shifted = bootstrap(games, "b1", {"A": ["a1", "a2"], "B": ["b1"]}, reps=100, seed=1, zero=["a1", "a2"])
+    assert shifted["A"][0] == pytest.approx(0.0, abs=1e-6) and shifted["B"][0] == pytest.approx(-e)
 
 
 def test_tiny_experiment_rates_and_resumes(tmp_path):
     exp = tmp_path / "exp"
     args = ["--exp-dir", str(exp), "--designs", "az,agz-async-finish", "--seeds", "1", "--flops", "1.5e9",
-            "--fractions", "0.5,1", "--anchors", "none", "--pair-games", "2", "--bootstrap", "30", *TINY]
+            "--fractions", "0,0.5,1", "--anchors", "none", "--pair-games", "2", "--bootstrap", "30", *TINY]
     r = experiment(*args)
     assert r.returncode == 0, r.stderr[-4000:]
     summary = json.loads((exp / "summary.json").read_text())
     assert set(summary["designs"]) == {"az", "agz-async-finish"}
     assert summary["board_size"] == 5 and summary["games"] >= 2 * 2 + 2 * 2
     for name, d in summary["designs"].items():
-        assert d["runs"] == 1 and set(d["fractions"]) == {"0.5", "1.0"}
+        assert d["runs"] == 1 and set(d["fractions"]) == {"0.0", "0.5", "1.0"}
         lo, hi = d["elo_ci95"]
         assert d["elo"] is not None and lo <= d["elo"] <= hi
         assert d["cpu_hours"] > 0
         rd = RunDir(exp / "runs" / name / "seed-1")
         assert Usage(rd.read_metrics()).flops >= 1.5e9
+    initial = [p["elo"] for p in summary["players"].values() if p["fraction"] == 0]
+    assert len(initial) == 2 and abs(sum(initial)) < 1.0          # the scale's 0: the initial nets
     assert (exp / "summary.png").stat().st_size > 5000
 
     # A later sitting with nothing left to do trains nothing and plays no game again.
     log_lines = (exp / "experiment.log").read_text().count("\n")
-    r = experiment("--exp-dir", str(exp), "--fractions", "0.5,1", "--anchors", "none", "--bootstrap", "30")
+    r = experiment("--exp-dir", str(exp), "--fractions", "0,0.5,1", "--anchors", "none", "--bootstrap", "30")
     assert r.returncode == 0, r.stderr[-4000:]
     new = (exp / "experiment.log").read_text().splitlines()[log_lines:]
     assert not any("starting" in line or "resuming" in line for line in new), new
@@ -85,7 +89,7 @@ def test_tiny_experiment_rates_and_resumes(tmp_path):
     meta = json.loads((exp / "experiment.json").read_text())
     meta["flops_per_run"] = raised
     (exp / "experiment.json").write_text(json.dumps(meta))
-    r = experiment("--exp-dir", str(exp), "--fractions", "0.5,1", "--anchors", "none", "--bootstrap", "30")
+    r = experiment("--exp-dir", str(exp), "--fractions", "0,0.5,1", "--anchors", "none", "--bootstrap", "30")
     assert r.returncode == 0, r.stderr[-4000:]
     assert r.stderr.count("resuming at") == 2 and "starting" not in r.stderr
     for n, f in before.items():

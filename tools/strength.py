@@ -24,11 +24,12 @@ Then the nets are rated on one Bradley-Terry scale (``EXP_DIR/rating/``):
 - every pair of those nets at the same fraction plays ``--pair-games`` games (in-process, one
   batched game pool, ``--rate-visits`` visits), and each run's nets at consecutive fractions play
   too;
-- every net but the initial ones plays ``--anchor-games`` games against each fixed anchor (``--anchors``: GNU Go
-  levels ``gnugo:L`` and Pachi ``pachi:PLAYOUTS``; the first anchor is 0 Elo) through
-  ``train.match``, a GNU Go referee counting dead stones;
-- one Bradley-Terry fit of every game; a design's Elo at a fraction is the mean of its seeds'
-  nets, and its 95% interval comes from a bootstrap over games and seeds.
+- every net at the fractions ``--anchor-fractions`` (default the full budget) plays
+  ``--anchor-games`` games against each fixed anchor (``--anchors``: GNU Go levels ``gnugo:L``
+  and Pachi ``pachi:PLAYOUTS``) through ``train.match``, a GNU Go referee counting dead stones;
+- one Bradley-Terry fit of every game, shifted so that the runs' initial nets (fraction 0)
+  average 0 Elo (without fraction 0: the first anchor is 0); a design's Elo at a fraction is the
+  mean of its seeds' nets, and its 95% interval comes from a bootstrap over games and seeds.
 
 Finished runs and finished matches are never repeated: a killed experiment continues where it
 stopped (an unfinished run resumes with ``train.loop --resume``).  Writes ``EXP_DIR/summary.json``
@@ -269,26 +270,32 @@ def anchor_games(rating_dir: Path, player: str, path: Path, anchor: tuple[str, s
 
 
 def bootstrap(games: list[tuple[str, str, float]], anchor: str, groups: dict[str, list[str]],
-              reps: int, seed: int) -> dict[str, tuple[float, float, float]]:
+              reps: int, seed: int, zero: list[str] | None = None) -> dict[str, tuple[float, float, float]]:
     """(mean Elo, 2.5%, 97.5%) of each group (the players of one design at one fraction): the
     Bradley-Terry fit of all games, and a bootstrap that resamples the games and, within each
-    group, its players (the seeds)."""
-    fit = bradley_terry(games, anchor=anchor)
-    point = {g: float(np.mean([fit[p].elo for p in ps if p in fit])) for g, ps in groups.items()
+    group, its players (the seeds).  With ``zero`` (players), every fit is shifted so that their
+    mean is 0 (e.g. the runs' initial nets: Elo gained from zero)."""
+
+    def shifted(fit: dict[str, Any]) -> dict[str, float]:
+        base = float(np.mean([fit[p].elo for p in zero if p in fit])) if zero else 0.0
+        return {p: r.elo - base for p, r in fit.items()}
+
+    fit = shifted(bradley_terry(games, anchor=anchor))
+    point = {g: float(np.mean([fit[p] for p in ps if p in fit])) for g, ps in groups.items()
              if any(p in fit for p in ps)}
     rng = np.random.default_rng(seed)
     samples: dict[str, list[float]] = {g: [] for g in point}
     for _ in range(reps):
         idx = rng.integers(0, len(games), len(games))
         try:
-            fit_b = bradley_terry([games[i] for i in idx], anchor=anchor)
+            fit_b = shifted(bradley_terry([games[i] for i in idx], anchor=anchor))
         except ValueError:
             continue
         for g in point:
             ps = [p for p in groups[g] if p in fit_b]
             if ps:
                 pick = rng.choice(len(ps), len(ps))
-                samples[g].append(float(np.mean([fit_b[ps[i]].elo for i in pick])))
+                samples[g].append(float(np.mean([fit_b[ps[i]] for i in pick])))
     out = {}
     for g, e in point.items():
         s = samples[g]
@@ -377,8 +384,10 @@ def strength(argv: list[str]) -> int:
                     "initial nets)")
     ap.add_argument("--pair-games", type=int, default=2, help="games between two nets of the same fraction")
     ap.add_argument("--anchors", default="gnugo:1", help="fixed anchors, comma-separated: gnugo:LEVEL, "
-                    "pachi:PLAYOUTS (the first is 0 Elo; 'none': the first net is)")
+                    "pachi:PLAYOUTS, or 'none' (the scale's 0 is the initial nets' mean; without fraction 0 the "
+                    "first anchor, or the first net)")
     ap.add_argument("--anchor-games", type=int, default=4, help="games of every net against each anchor")
+    ap.add_argument("--anchor-fractions", default="1", help="the fractions whose nets play the anchors")
     ap.add_argument("--pachi", default=None, help="the pachi binary for pachi:PLAYOUTS anchors")
     ap.add_argument("--rate-visits", type=int, default=None, help="visits per move in rating games "
                     "(default the runs' --visits)")
@@ -482,9 +491,10 @@ def strength(argv: list[str]) -> int:
                             a.pair_games, visits, seed=cfg.seed + 1)
     anchors = [] if a.anchors == "none" else [anchor_command(s, a.pachi) for s in a.anchors.split(",")]
     referee = "/usr/games/gnugo --mode gtp --chinese-rules --level 0" if Path("/usr/games/gnugo").exists() else None
+    anchor_fractions = {float(f) for f in a.anchor_fractions.split(",")}
     for i, (name, path) in enumerate(players.items()):
-        if where[name]["fraction"] == 0:
-            continue                 # the initial nets: tied to the scale by their runs' link games
+        if where[name]["fraction"] not in anchor_fractions:
+            continue                 # tied to the scale by their runs' link games
         for anchor in anchors:
             games += anchor_games(rating_dir, name, path, anchor, a.anchor_games, cfg, visits, referee,
                                   seed=cfg.seed + i)
@@ -493,9 +503,11 @@ def strength(argv: list[str]) -> int:
     anchor_name = anchors[0][0] if anchors else next(iter(players))
     groups = {f"{d}@{f:g}": [p for p in players if where[p]["design"] == d and where[p]["fraction"] == f]
               for d in meta["designs"] for f in fractions}
-    for n, _ in anchors[1:]:
+    for n, _ in anchors:
         groups[n] = [n]
-    est = bootstrap(games, anchor_name, groups, a.bootstrap, seed=cfg.seed)
+    initial = [p for p in players if where[p]["fraction"] == 0] or None
+    est = bootstrap(games, anchor_name, groups, a.bootstrap, seed=cfg.seed, zero=initial)
+    scale = "the initial nets' mean" if initial else anchor_name
 
     designs: dict[str, Any] = {}
     for d in meta["designs"]:
@@ -511,14 +523,16 @@ def strength(argv: list[str]) -> int:
         designs[d] = {"runs": meta["seeds"], "elo": full["elo"], "elo_ci95": full["elo_ci95"],
                       "cpu_hours": full["cpu_hours"], "fractions": frs}
     fit = bradley_terry(games, anchor=anchor_name)
+    base = float(np.mean([fit[p].elo for p in initial])) if initial else 0.0
     summary = {"format": FORMAT, "board_size": cfg.board_size, "komi": cfg.komi,
                "cpu_hours_per_run": meta.get("cpu_hours_per_run"), "flops_per_run": flops,
                "cpu": (meta.get("calibration") or {}).get("cpu") or cpu_label(),
                "calibration": meta.get("calibration"), "settings": settings, "fractions": fractions,
-               "anchor": anchor_name, "rate_visits": visits, "games": len(games),
-               "anchors": [{"name": n, "elo": round(est[n][0], 1) if n in est else 0.0} for n, _ in anchors],
+               "anchor": scale, "rate_visits": visits, "games": len(games),
+               "anchors": [{"name": n, "elo": round(est[n][0], 1), "elo_ci95": [round(est[n][1], 1), round(est[n][2], 1)]}
+                           for n, _ in anchors if n in est],
                "designs": designs,
-               "players": {p: {**where[p], "elo": round(fit[p].elo, 1) if p in fit else None} for p in players}}
+               "players": {p: {**where[p], "elo": round(fit[p].elo - base, 1) if p in fit else None} for p in players}}
     atomic_write_json(exp_dir / "summary.json", summary)
     plot(summary, exp_dir / "summary.png")
     print(format_table(summary))
