@@ -1,4 +1,4 @@
-"""The strength ladder: a run's checkpoints on one Elo scale anchored at GNU Go.
+"""The strength ladder: a run's checkpoints on one Elo scale anchored at GNU Go (and Pachi).
 
 ``python -m train.ladder RUN_DIR`` rates checkpoints of a run (during training, as a
 low-priority process with ``--follow``, or afterwards) against fixed anchors and against each
@@ -8,6 +8,10 @@ other:
   (default 1, 5 and 10; ``--chinese-rules``, komi 7, colours alternating, a GNU Go level-0
   referee counting dead stones); a level is skipped once the checkpoint scored less than
   ``--skip-below`` against the level below it (it would lose every game: no information);
+- ``--pachi-playouts N ...`` adds Pachi 12.90 anchors ``pachi-<N>`` (``PACHI -t =N threads=1``,
+  ``--pachi`` or ``$PACHI``, else /work/pachi/pachi), played like the GNU Go levels, after them
+  in order of playouts (or alone with an empty ``--levels``); the same skip rule runs over all
+  anchors.  Pachi refuses fewer than 500 playouts a move;
 - consecutive chosen checkpoints play ``--pair-games`` games against each other, which ties
   the checkpoints that GNU Go cannot tell apart (all losing, or all winning) into the scale;
 - every game is a ``train.match`` match in ``RUN_DIR/ladder/<black>-vs-<white>/`` (SGFs and a
@@ -28,6 +32,7 @@ against the result (a constant 50% scores 0.25).
 Examples::
 
     python -m train.ladder runs/9x9 --checkpoints 8 --games 20
+    python -m train.ladder runs/7x7 --komi 9 --levels 1 10 --pachi-playouts 500 2000
     nice python -m train.ladder runs/9x9 --follow 600 --games 10    # beside a training run
 """
 from __future__ import annotations
@@ -36,6 +41,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -60,6 +66,8 @@ FORMAT = "train.ladder v1"
 ANCHOR = "gnugo-L1"
 GNUGO = "/usr/games/gnugo --mode gtp --chinese-rules --level {level}"
 REFEREE = "/usr/games/gnugo --mode gtp --chinese-rules --level 0"
+PACHI_DEFAULT = "/work/pachi/pachi"
+PACHI_MIN_PLAYOUTS = 500            # Pachi >= 12.10 refuses -t =N below this (GJ_MINGAMES)
 
 
 @dataclass
@@ -73,6 +81,8 @@ class LadderConfig:
     komi: float = 7.0
     rules: str = "chinese"
     gnugo: str = GNUGO
+    pachi: str | None = None
+    pachi_playouts: tuple[int, ...] = ()
     referee: str | None = REFEREE
     parallel: int = 1
     skip_below: float = 0.05
@@ -83,6 +93,22 @@ class LadderConfig:
 
 def level_name(level: int) -> str:
     return f"gnugo-L{level}"
+
+
+def default_pachi() -> str | None:
+    """``$PACHI``, else /work/pachi/pachi where it exists."""
+    return os.environ.get("PACHI") or (PACHI_DEFAULT if os.path.isfile(PACHI_DEFAULT) else None)
+
+
+def anchors(cfg: LadderConfig) -> list[tuple[str, str]]:
+    """The fixed opponents, weakest first: ``(name, command)`` of each GNU Go level as given,
+    then ``pachi-<N>`` for each Pachi playout count, fewest first."""
+    out = [(level_name(lv), cfg.gnugo.format(level=lv)) for lv in cfg.levels]
+    for n in sorted(set(cfg.pachi_playouts)):
+        if not cfg.pachi:
+            raise ValueError("Pachi anchors need --pachi PATH (or $PACHI)")
+        out.append((f"pachi-{n}", f"{shlex.quote(cfg.pachi)} -t ={n} threads=1"))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,7 +182,7 @@ def play_match(out: Path, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, s
         referee=cfg.referee, seed=cfg.seed, visits=cfg.visits, progress=cfg.progress)
     engines = probe_engines(config)
     for label, entry in engines.items():
-        entry["name"] = label               # the ladder's names: model ids and gnugo-L<level>
+        entry["name"] = label               # the ladder's names: model ids, gnugo-L<level>, pachi-<N>
     return run_match(config, engines)
 
 
@@ -164,20 +190,21 @@ def run_ladder(rd: RunDir, cfg: LadderConfig, log=print) -> list[tuple[int, Path
     """Plays every missing ladder game of the chosen checkpoints; returns them."""
     size = int(rd.read_config().get("board_size", 9))
     chosen = choose_checkpoints(rd, cfg)
+    fixed = anchors(cfg)
     previous: tuple[str, str] | None = None
     for step, path in chosen:
         me = (RunDir.model_id(path), f"inproc:{path}:visits={cfg.visits}")
-        for i, level in enumerate(cfg.levels):
+        for i, anchor in enumerate(fixed):
             if i > 0:
-                doc = _results(match_dir(rd, me[0], level_name(cfg.levels[i - 1])))
+                doc = _results(match_dir(rd, me[0], fixed[i - 1][0]))
                 pts, n = _score_of(doc, me[0]) if doc else (0.0, 0)
                 if n and pts / n < cfg.skip_below:
-                    rest = ", ".join(level_name(lv) for lv in cfg.levels[i:])
+                    rest = ", ".join(name for name, _ in fixed[i:])
                     log(f"{me[0]}: skips {rest} ({pts:g}/{n} against the level below)")
                     break           # the levels only get stronger
-            doc = play(rd, cfg, me, (level_name(level), cfg.gnugo.format(level=level)), cfg.games, size)
+            doc = play(rd, cfg, me, anchor, cfg.games, size)
             pts, n = _score_of(doc, me[0])
-            log(f"{me[0]} vs {level_name(level)}: {pts:g}/{n}")
+            log(f"{me[0]} vs {anchor[0]}: {pts:g}/{n}")
         if previous is not None and cfg.pair_games > 0:
             doc = play(rd, cfg, me, previous, cfg.pair_games, size)
             pts, n = _score_of(doc, me[0])
@@ -357,7 +384,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m train.ladder", description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("Examples::")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path)
-    ap.add_argument("--levels", type=int, nargs="+", default=[1, 5, 10], help="GNU Go levels (default 1 5 10)")
+    ap.add_argument("--levels", type=int, nargs="*", default=[1, 5, 10],
+                    help="GNU Go levels (default 1 5 10; none: Pachi anchors only)")
+    ap.add_argument("--pachi", default=default_pachi(), metavar="PATH",
+                    help="Pachi binary (default: $PACHI, else /work/pachi/pachi if present)")
+    ap.add_argument("--pachi-playouts", type=int, nargs="+", default=[], metavar="N",
+                    help=f"Pachi anchors pachi-<N>: N playouts a move, one thread (N >= {PACHI_MIN_PLAYOUTS})")
     ap.add_argument("--games", type=int, default=20, help="games per checkpoint and level (default 20)")
     ap.add_argument("--pair-games", type=int, default=10,
                     help="games between consecutive rated checkpoints (default 10; 0: none)")
@@ -385,6 +417,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="Brier score of the newest rated checkpoint's winrate on its GNU Go games")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
+    if a.pachi_playouts and not a.pachi:
+        ap.error("--pachi-playouts needs --pachi PATH or $PACHI (no /work/pachi/pachi)")
+    if any(n < PACHI_MIN_PLAYOUTS for n in a.pachi_playouts):
+        ap.error(f"--pachi-playouts: Pachi refuses fewer than {PACHI_MIN_PLAYOUTS} playouts a move")
     rd = RunDir(a.run_dir)
     if not (rd.root / "config.json").is_file():
         print(f"train.ladder: {a.run_dir}: not a run directory (no config.json)", file=sys.stderr)
@@ -397,6 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     torch.set_num_threads(max(1, a.threads))
     cfg = LadderConfig(levels=tuple(a.levels), games=a.games, pair_games=a.pair_games, visits=a.visits,
                        checkpoints=a.checkpoints, every_steps=a.every_steps, komi=a.komi, gnugo=a.gnugo,
+                       pachi=a.pachi, pachi_playouts=tuple(a.pachi_playouts),
                        referee=None if a.referee.lower() == "none" else a.referee, parallel=a.parallel,
                        skip_below=a.skip_below, seed=a.seed)
     while True:
