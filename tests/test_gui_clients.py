@@ -68,6 +68,7 @@ class Xvfb:
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
+        self.root: list[str] | None = None          # the root window's id, once asked
         for attempt in range(3):          # a server that dies at once is started again
             if self._start(attempt):
                 return
@@ -133,7 +134,12 @@ class Xvfb:
                               timeout=30).stdout
 
     def window_titles(self) -> list[str]:
-        ids = self.xdotool("search", "--onlyvisible", "--name", "").split()
+        """The titles of the visible windows but the root window (untitled, always there), so
+        that an untitled dialog (GoGui's error messages) shows as ""."""
+        if not self.root:
+            self.root = self.xdotool("search", "--maxdepth", "0", "--name", "").split()
+        ids = [w for w in self.xdotool("search", "--onlyvisible", "--name", "").split()
+               if w not in self.root]
         return [self.xdotool("getwindowname", w).rstrip("\n") for w in ids]
 
 
