@@ -223,6 +223,35 @@ def net_at(run: Run, flops: float) -> tuple[Path, float, float]:
     return rd.model_path(step), at.cpu_hours, at.flops
 
 
+def run_facts(run: Run) -> dict[str, Any]:
+    """What a finished run did: self-play games, promotions, its self-play's last mean game
+    length, and its FLOPs and CPU seconds by stage."""
+    rd = RunDir(run.root)
+    records = rd.read_metrics()
+    by_stage: dict[str, Usage] = {}
+    for r in records:
+        by_stage.setdefault(str(r.get("source")), Usage()).add([r])
+    lengths = [r["mean_game_length"] for r in records
+               if r.get("source") == "selfplay" and r.get("mean_game_length") is not None]
+    return {"games": rd.count_games(),
+            "promotions": sum(1 for r in records if r.get("source") == "gate" and r.get("verdict") == "promote"),
+            "mean_game_length": lengths[-1] if lengths else None,
+            "flops_by_stage": {k: u.flops for k, u in by_stage.items() if u.flops},
+            "cpu_seconds_by_stage": {k: round(u.cpu_seconds, 1) for k, u in by_stage.items() if u.cpu_seconds}}
+
+
+def _mean_facts(facts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Means over a design's runs of :func:`run_facts`."""
+    def mean(values: list[float]) -> float | None:
+        return round(float(np.mean(values)), 2) if values else None
+
+    stages = sorted({k for f in facts for k in f["flops_by_stage"]})
+    return {"games": mean([f["games"] for f in facts]), "promotions": mean([f["promotions"] for f in facts]),
+            "mean_game_length": mean([f["mean_game_length"] for f in facts if f["mean_game_length"] is not None]),
+            "flops_share_by_stage": {k: round(float(np.mean([f["flops_by_stage"].get(k, 0.0) / max(1.0, sum(f["flops_by_stage"].values()))
+                                                              for f in facts])), 3) for k in stages}}
+
+
 # ---------------------------------------------------------------------------------------------
 # Rating
 
@@ -336,7 +365,8 @@ def plot(summary: dict[str, Any], path: Path) -> None:
 
 def format_table(summary: dict[str, Any]) -> str:
     fr = [f"{float(f):.0%}" for f in summary["fractions"]]
-    head = f"{'design':24s} {'runs':>4s} {'CPU-h':>6s} " + " ".join(f"{'Elo @' + f:>22s}" for f in fr)
+    head = f"{'design':24s} {'runs':>4s} {'CPU-h':>6s} {'games':>7s} {'len':>5s} {'promo':>5s} " + \
+        " ".join(f"{'Elo @' + f:>22s}" for f in fr)
     lines = [head, "-" * len(head)]
     for name, d in summary["designs"].items():
         cells = []
@@ -347,7 +377,9 @@ def format_table(summary: dict[str, Any]) -> str:
             else:
                 lo, hi = e["elo_ci95"]
                 cells.append(f"{e['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}]".rjust(22))
-        lines.append(f"{name:24s} {d['runs']:>4d} {d['cpu_hours']:>6.3f} " + " ".join(cells))
+        facts = " ".join("-".rjust(w) if d.get(k) is None else f"{d[k]:>{w}.{p}f}"
+                         for k, w, p in (("games", 7, 0), ("mean_game_length", 5, 1), ("promotions", 5, 1)))
+        lines.append(f"{name:24s} {d['runs']:>4d} {d['cpu_hours']:>6.3f} {facts} " + " ".join(cells))
     return "\n".join(lines)
 
 
@@ -521,7 +553,8 @@ def strength(argv: list[str]) -> int:
                            "flops": float(np.mean([where[p]["flops"] for p in ps]))}
         full = frs[str(fractions[-1])]
         designs[d] = {"runs": meta["seeds"], "elo": full["elo"], "elo_ci95": full["elo_ci95"],
-                      "cpu_hours": full["cpu_hours"], "fractions": frs}
+                      "cpu_hours": full["cpu_hours"], "fractions": frs,
+                      **_mean_facts([run_facts(r) for r in runs if r.design == d])}
     fit = bradley_terry(games, anchor=anchor_name)
     base = float(np.mean([fit[p].elo for p in initial])) if initial else 0.0
     summary = {"format": FORMAT, "board_size": cfg.board_size, "komi": cfg.komi,
