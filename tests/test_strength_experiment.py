@@ -50,6 +50,8 @@ def test_bootstrap_interval_covers_the_fit_and_separates_clear_winners():
     assert est["B"][0] == 0.0
     shifted = bootstrap(games, "b1", {"A": ["a1", "a2"], "B": ["b1"]}, reps=100, seed=1, zero=["a1", "a2"])
     assert shifted["A"][0] == pytest.approx(0.0, abs=1e-6) and shifted["B"][0] == pytest.approx(-e)
+    diff = bootstrap(games, "b1", {"A": ["a1", "a2"], "B": ["b1"]}, reps=100, seed=1, contrasts=[("A", "B")])["A - B"]
+    assert diff[0] == pytest.approx(e) and diff[1] > 100           # the difference, with its own interval
 
 
 def test_tiny_experiment_rates_and_resumes(tmp_path):
@@ -68,6 +70,7 @@ def test_tiny_experiment_rates_and_resumes(tmp_path):
         assert d["cpu_hours"] > 0
         rd = RunDir(exp / "runs" / name / "seed-1")
         assert Usage(rd.read_metrics()).flops >= 1.5e9
+    assert set(summary["differences"]) == {"az - agz-async-finish"}
     initial = [p["elo"] for p in summary["players"].values() if p["fraction"] == 0]
     assert len(initial) == 2 and abs(sum(initial)) < 1.0          # the scale's 0: the initial nets
     assert (exp / "summary.png").stat().st_size > 5000

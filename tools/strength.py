@@ -299,11 +299,13 @@ def anchor_games(rating_dir: Path, player: str, path: Path, anchor: tuple[str, s
 
 
 def bootstrap(games: list[tuple[str, str, float]], anchor: str, groups: dict[str, list[str]],
-              reps: int, seed: int, zero: list[str] | None = None) -> dict[str, tuple[float, float, float]]:
+              reps: int, seed: int, zero: list[str] | None = None,
+              contrasts: Sequence[tuple[str, str]] = ()) -> dict[str, tuple[float, float, float]]:
     """(mean Elo, 2.5%, 97.5%) of each group (the players of one design at one fraction): the
     Bradley-Terry fit of all games, and a bootstrap that resamples the games and, within each
     group, its players (the seeds).  With ``zero`` (players), every fit is shifted so that their
-    mean is 0 (e.g. the runs' initial nets: Elo gained from zero)."""
+    mean is 0 (e.g. the runs' initial nets: Elo gained from zero).  Each contrast ``(a, b)`` of
+    two groups adds ``"a - b"``: their difference, its interval from the same replicates."""
 
     def shifted(fit: dict[str, Any]) -> dict[str, float]:
         base = float(np.mean([fit[p].elo for p in zero if p in fit])) if zero else 0.0
@@ -312,6 +314,9 @@ def bootstrap(games: list[tuple[str, str, float]], anchor: str, groups: dict[str
     fit = shifted(bradley_terry(games, anchor=anchor))
     point = {g: float(np.mean([fit[p] for p in ps if p in fit])) for g, ps in groups.items()
              if any(p in fit for p in ps)}
+    pairs = [(a, b) for a, b in contrasts if a in point and b in point]
+    for a, b in pairs:
+        point[f"{a} - {b}"] = point[a] - point[b]
     rng = np.random.default_rng(seed)
     samples: dict[str, list[float]] = {g: [] for g in point}
     for _ in range(reps):
@@ -320,11 +325,16 @@ def bootstrap(games: list[tuple[str, str, float]], anchor: str, groups: dict[str
             fit_b = shifted(bradley_terry([games[i] for i in idx], anchor=anchor))
         except ValueError:
             continue
-        for g in point:
+        rep: dict[str, float] = {}
+        for g in groups:
             ps = [p for p in groups[g] if p in fit_b]
-            if ps:
+            if g in point and ps:
                 pick = rng.choice(len(ps), len(ps))
-                samples[g].append(float(np.mean([fit_b[ps[i]] for i in pick])))
+                rep[g] = float(np.mean([fit_b[ps[i]] for i in pick]))
+                samples[g].append(rep[g])
+        for a, b in pairs:
+            if a in rep and b in rep:
+                samples[f"{a} - {b}"].append(rep[a] - rep[b])
     out = {}
     for g, e in point.items():
         s = samples[g]
@@ -338,26 +348,28 @@ def plot(summary: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # lazy, as matplotlib
 
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for name, d in summary["designs"].items():
-        pts = sorted(((f["cpu_hours"], f["elo"], *f["elo_ci95"]) for f in d["fractions"].values()
-                      if f.get("elo") is not None))
-        if not pts:
-            continue
-        x, y, lo, hi = (np.array(v, float) for v in zip(*pts))
-        lo, hi = np.where(np.isfinite(lo), lo, y), np.where(np.isfinite(hi), hi, y)
-        line, = ax.plot(x, y, marker="o", label=f"{name} ({d['runs']} runs)")
-        ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15)
-    for a in summary.get("anchors", []):
-        if a.get("elo") is not None:
-            ax.axhline(a["elo"], color="grey", ls=":", lw=1)
-            ax.annotate(a["name"], (0, a["elo"]), xycoords=("axes fraction", "data"), fontsize=8, color="grey")
-    ax.set_xlabel(f"CPU-hours of training ({summary.get('cpu') or 'this CPU'})")
-    ax.set_ylabel(f"Elo ({summary['anchor']} = 0)")
-    ax.set_title(f"Strength per computation, {summary['board_size']}x{summary['board_size']}: "
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5), sharey=True)
+    for ax, key, label in ((axes[0], "flops", "computation (FLOPs: net forward and training passes, search share)"),
+                           (axes[1], "cpu_hours", f"CPU-hours of training ({summary.get('cpu') or 'this CPU'})")):
+        for name, d in summary["designs"].items():
+            pts = sorted((f[key], f["elo"], *f["elo_ci95"]) for f in d["fractions"].values() if f.get("elo") is not None)
+            if not pts:
+                continue
+            x, y, lo, hi = (np.array(v, float) for v in zip(*pts))
+            lo, hi = np.where(np.isfinite(lo), lo, y), np.where(np.isfinite(hi), hi, y)
+            line, = ax.plot(x, y, marker="o", label=f"{name} ({d['runs']} runs)")
+            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.12)
+        for a in summary.get("anchors", []):
+            if a.get("elo") is not None:
+                ax.axhline(a["elo"], color="grey", ls=":", lw=1)
+                ax.annotate(a["name"], (0.01, a["elo"]), xycoords=("axes fraction", "data"), fontsize=8, color="grey",
+                            va="bottom")
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"Elo ({summary['anchor']} = 0)")
+    axes[1].legend(fontsize=8, loc="upper right")
+    fig.suptitle(f"Strength per computation, {summary['board_size']}x{summary['board_size']}: "
                  f"mean and 95% interval over seeds and games")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -531,14 +543,18 @@ def strength(argv: list[str]) -> int:
             games += anchor_games(rating_dir, name, path, anchor, a.anchor_games, cfg, visits, referee,
                                   seed=cfg.seed + i)
     if anchors:
-        log(f"rating: {len(players)} nets against {', '.join(n for n, _ in anchors)}")
+        log(f"rating: {sum(where[p]['fraction'] in anchor_fractions for p in players)} nets against "
+            f"{', '.join(n for n, _ in anchors)}")
     anchor_name = anchors[0][0] if anchors else next(iter(players))
     groups = {f"{d}@{f:g}": [p for p in players if where[p]["design"] == d and where[p]["fraction"] == f]
               for d in meta["designs"] for f in fractions}
     for n, _ in anchors:
         groups[n] = [n]
     initial = [p for p in players if where[p]["fraction"] == 0] or None
-    est = bootstrap(games, anchor_name, groups, a.bootstrap, seed=cfg.seed, zero=initial)
+    last = f"{fractions[-1]:g}"
+    contrasts = [(f"{d}@{last}", f"{e}@{last}") for i, d in enumerate(meta["designs"])
+                 for e in meta["designs"][i + 1:]]
+    est = bootstrap(games, anchor_name, groups, a.bootstrap, seed=cfg.seed, zero=initial, contrasts=contrasts)
     scale = "the initial nets' mean" if initial else anchor_name
 
     designs: dict[str, Any] = {}
@@ -565,6 +581,8 @@ def strength(argv: list[str]) -> int:
                "anchors": [{"name": n, "elo": round(est[n][0], 1), "elo_ci95": [round(est[n][1], 1), round(est[n][2], 1)]}
                            for n, _ in anchors if n in est],
                "designs": designs,
+               "differences": {k.replace(f"@{last}", ""): {"elo": round(v[0], 1), "elo_ci95": [round(v[1], 1), round(v[2], 1)]}
+                               for k, v in est.items() if " - " in k},
                "players": {p: {**where[p], "elo": round(fit[p].elo - base, 1) if p in fit else None} for p in players}}
     atomic_write_json(exp_dir / "summary.json", summary)
     plot(summary, exp_dir / "summary.png")
