@@ -275,8 +275,9 @@ def play_pairs(rating_dir: Path, label: str, players: dict[str, Path], pairs: li
     key = sorted([list(p) for p in pairs])
     try:
         doc = json.loads(path.read_text())
-        if doc.get("pairs") == key and doc.get("games_per_pair") == games and doc.get("visits") == visits:
-            return [tuple(g) for g in doc["games"]]
+        if (doc.get("pairs") == key and doc.get("games_per_pair") == games and doc.get("visits") == visits
+                and doc.get("players") == {k: str(v) for k, v in players.items()}):
+            return [tuple(g) for g in doc["games"]]     # the same nets: a raised budget moves them
     except (OSError, ValueError):
         pass
     results = round_robin(players, cfg, games, visits=visits, parallel=64, seed=seed, pairs=pairs)
@@ -290,7 +291,7 @@ def anchor_games(rating_dir: Path, player: str, path: Path, anchor: tuple[str, s
     """``player`` against a GTP anchor through train.match (resumable: one match directory)."""
     lc = LadderConfig(games=games, visits=visits, komi=cfg.komi, rules=cfg.rules, referee=referee,
                       seed=seed, gnugo=anchor[1])
-    out = rating_dir / "anchors" / f"{player.replace('/', '_')}-vs-{anchor[0]}"
+    out = rating_dir / "anchors" / f"{player.replace('/', '_')}-{path.stem}-vs-{anchor[0]}"   # this net's match
     doc = play_match(out, lc, (player, f"inproc:{path}:visits={visits}"), anchor, games, cfg.board_size)
     if doc.get("format") != MATCH_FORMAT:
         return []
