@@ -15,11 +15,9 @@ import numpy as np
 try:
     from engine._core import ffi, lib
 except ImportError as exc:               # a source tree whose C core was never built
-    raise ImportError(
-        f"goengine's C core (engine._core) is not built in {__file__.rsplit('/', 1)[0]}: "
-        "`python -m` runs the engine/ of the current directory before an installed one. "
-        "Build it in place with `pip install -e .` in the source tree, or run from another "
-        "directory") from exc
+    raise ImportError(f"engine._core (the C core) is not built in {__file__.rsplit('/', 1)[0]}, which "
+                      "`python -m` runs before an installed engine: run `pip install -e .` there, or "
+                      "run from another directory") from exc
 from engine.buffers import check_buffer
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules
