@@ -12,12 +12,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-try:
-    from engine._core import ffi, lib
-except ImportError as exc:               # a source tree whose C core was never built
-    raise ImportError(f"engine._core (the C core) is not built in {__file__.rsplit('/', 1)[0]}, which "
-                      "`python -m` runs before an installed engine: run `pip install -e .` there, or "
-                      "run from another directory") from exc
+from engine.native import ffi, lib
 from engine.buffers import check_buffer
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine._core import ffi, lib
+from engine.native import ffi, lib
 
 # Finite Toom-Cook points in the order they are taken; infinity is always the last point.
 _POINTS = (Fraction(0), Fraction(1), Fraction(-1), Fraction(2), Fraction(-2), Fraction(1, 2),
