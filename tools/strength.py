@@ -89,7 +89,7 @@ BASE_SETTINGS: dict[str, str] = {
     "--min-games": "20", "--checkpoint-every": "40", "--gate-games": "40",
     "--gate-parallel-games": "16", "--threads": "1", "--metrics-every": "5",
 }
-CALIBRATION_SECONDS = 90
+CALIBRATION_SECONDS = 60
 
 
 def design_args(name: str, settings: dict[str, str]) -> list[str]:
