@@ -331,8 +331,10 @@ def bootstrap(games: list[tuple[str, str, float]], anchor: str, groups: dict[str
             ps = [p for p in groups[g] if p in fit_b]
             if g in point and ps:
                 pick = rng.choice(len(ps), len(ps))
-                rep[g] = float(np.mean([fit_b[ps[i]] for i in pick]))
-                samples[g].append(rep[g])
+                value = float(np.mean([fit_b[ps[i]] for i in pick]))
+                if math.isfinite(value):          # a replicate may leave a player unbounded
+                    rep[g] = value
+                    samples[g].append(value)
         for a, b in pairs:
             if a in rep and b in rep:
                 samples[f"{a} - {b}"].append(rep[a] - rep[b])
