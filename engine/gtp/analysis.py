@@ -31,12 +31,51 @@ def _fmt(x: float, digits: int = 6) -> str:
     return f"{round(float(x), digits) + 0.0:.{digits}f}"
 
 
-def _softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Probabilities of ``logits`` over the points where ``mask`` is true (0 elsewhere)."""
     z = np.where(mask, logits.astype(np.float64), -np.inf)
     if not np.isfinite(z).any():
         return np.zeros_like(z)
     z = np.exp(z - z[np.isfinite(z)].max())
     return z / z.sum()
+
+
+def root_winrate(tree) -> float:
+    """The root's winrate for the side to move, 0..1."""
+    return min(1.0, max(0.0, (tree.value + 1.0) / 2.0))
+
+
+def candidate_winrate_lcb(c, root_wr: float) -> tuple[float, float]:
+    """(winrate, lcb) of a root child for the side to move, 0..1: an unvisited child shows the
+    root's winrate, and its lcb (also a child of one visit) is 0."""
+    wr = min(1.0, max(0.0, c.winrate)) if c.visits else root_wr
+    lcb = min(1.0, max(0.0, (c.lcb + 1.0) / 2.0)) if c.visits > 1 else 0.0
+    return wr, min(lcb, wr)
+
+
+def evaluate_after_moves(evaluator, game: Game, moves: list[int]):
+    """The evaluator's outputs (engine.evaluator.Evaluation, from the view of the side to move
+    after the move, so the opponent of ``game.to_move``) for the position after each of
+    ``moves``, in one call with cache keys (a searched child is served from the cache)."""
+    fs = getattr(evaluator, "feature_set", "rich")
+    planes, keys = [], []
+    for m in moves:
+        g = game.copy()
+        g.play(m, game.to_move)
+        planes.append(g.features(fs))
+        keys.append(g.feature_key(fs))
+    return evaluator.evaluate(np.stack(planes), keys=np.array(keys, np.uint64))
+
+
+def score_leads(evaluator, game: Game, moves: list[int], scores: dict[int, Optional[float]]) -> None:
+    """Fills ``scores`` with the mover's score lead after each of ``moves`` not in it yet
+    (network score head of the position after the move, negated), None without a score head."""
+    todo = [m for m in moves if m not in scores]
+    if not todo:
+        return
+    ev = evaluate_after_moves(evaluator, game, todo)
+    for i, m in enumerate(todo):
+        scores[m] = None if ev.score is None else -float(ev.score[i])
 
 
 class AnalysisCommands:
@@ -104,14 +143,12 @@ class AnalysisCommands:
             cands = cands[: opts.maxmoves]
         if not cands:
             return ""
-        root_wr = min(1.0, max(0.0, (tree.value + 1.0) / 2.0))
+        root_wr = root_winrate(tree)
         if kind == "kata":
             self._score_leads(game, [c.move for c in cands], scores)
         parts = []
         for order, c in enumerate(cands):
-            wr = min(1.0, max(0.0, c.winrate)) if c.visits else root_wr
-            lcb = min(1.0, max(0.0, (c.lcb + 1.0) / 2.0)) if c.visits > 1 else 0.0
-            lcb = min(lcb, wr)
+            wr, lcb = candidate_winrate_lcb(c, root_wr)
             pv = " ".join(coords.to_gtp(p, size) for p in (c.pv if c.visits else [c.move]))
             move = coords.to_gtp(c.move, size)
             if kind == "lz":
@@ -129,21 +166,9 @@ class AnalysisCommands:
         return line
 
     def _score_leads(self, game: Game, moves: list[int], scores: dict[int, Optional[float]]) -> None:
-        """Fills ``scores`` with the mover's score lead after each of ``moves`` (network score
-        head of the position after the move, negated), None without a score head."""
-        todo = [m for m in moves if m not in scores]
-        if not todo:
-            return
-        fs = getattr(self.evaluator, "feature_set", "rich")
-        planes, keys = [], []
-        for m in todo:
-            g = game.copy()
-            g.play(m, game.to_move)
-            planes.append(g.features(fs))
-            keys.append(g.feature_key(fs))
-        ev = self.evaluator.evaluate(np.stack(planes), keys=np.array(keys, np.uint64))
-        for i, m in enumerate(todo):
-            scores[m] = None if ev.score is None else -float(ev.score[i])
+        """Fills ``scores`` with the mover's score lead after each of ``moves`` (see
+        :func:`score_leads`)."""
+        score_leads(self.evaluator, game, moves, scores)
 
     def _ownership_text(self, game: Game) -> str:
         own = scoring.estimate_ownership(game, self.evaluator, playouts=self.config.judge_playouts // 2,
@@ -224,7 +249,7 @@ class AnalysisCommands:
         g.set_to_move(color)
         fs = getattr(self.evaluator, "feature_set", "rich")
         ev = self.evaluator.evaluate(g.features(fs)[None])
-        return _softmax(np.asarray(ev.policy[0]), g.legal_mask(color))
+        return softmax(np.asarray(ev.policy[0]), g.legal_mask(color))
 
     def _board_rows(self, values: np.ndarray, fmt: Callable[[float], str]) -> str:
         size = self.game.size
