@@ -98,6 +98,15 @@ def test_report_compares_ladders(tmp_path):
     assert out.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_the_plot_draws_gnugo_and_pachi_anchors():
+    from train.report import anchor_lines
+    players = [{"name": "model-0000100", "model": True, "elo": 5.0},
+               {"name": "gnugo-L10", "model": False, "elo": 40.0},
+               {"name": "pachi-1000", "model": False, "elo": 250.0},
+               {"name": "someone", "model": False, "elo": 1.0}]
+    assert [label for label, _ in anchor_lines(players)] == ["GNU Go level 10", "Pachi 1000 playouts"]
+
+
 def test_ladder_refuses_a_folder_that_is_no_run(tmp_path, capsys):
     assert ladder.main([str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err

@@ -268,6 +268,20 @@ def write_plots(records: list[dict[str, Any]], out_dir: Path,
     return written
 
 
+def anchor_lines(players: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, player) of a ladder's fixed anchors, drawn as horizontal lines: GNU Go levels
+    (``gnugo-L5`` -> "GNU Go level 5") and Pachi (``pachi-1000`` -> "Pachi 1000 playouts")."""
+    out = []
+    for p in players:
+        if p.get("model"):
+            continue
+        if p["name"].startswith("gnugo-L"):
+            out.append((p["name"].replace("gnugo-L", "GNU Go level "), p))
+        elif p["name"].startswith("pachi-"):
+            out.append((f"Pachi {p['name'][len('pachi-'):]} playouts", p))
+    return out
+
+
 def plot_ladder(doc: dict[str, Any], path: Path, label: str | None = None,
                 others: Sequence[tuple[str, dict[str, Any]]] = ()) -> Path:
     """The strength ladder (``train.ladder``'s document) as a PNG: Elo with 95% intervals
@@ -287,13 +301,12 @@ def plot_ladder(doc: dict[str, Any], path: Path, label: str | None = None,
         for ax, key in zip(axes, ("cpu_hours", "selfplay_games")):
             ax.errorbar([p[key] for p in models], [p["elo"] for p in models],
                         yerr=[1.96 * p["stderr"] for p in models], marker="o", capsize=3, label=name)
-        for p in d["players"]:
-            if not p.get("model") and p["name"].startswith("gnugo-L"):
-                anchors.setdefault(p["name"], p)
+        for label, p in anchor_lines(d["players"]):
+            anchors.setdefault(label, p)
     for ax, xlabel in zip(axes, ("CPU-hours of training from zero", "self-play games")):
-        for name, p in sorted(anchors.items(), key=lambda kv: kv[1]["elo"]):
+        for label, p in sorted(anchors.items(), key=lambda kv: kv[1]["elo"]):
             ax.axhline(p["elo"], color="grey", ls="--", lw=1)
-            ax.annotate(name.replace("gnugo-L", "GNU Go level "), (0.01, p["elo"]),
+            ax.annotate(label, (0.01, p["elo"]),
                         xycoords=("axes fraction", "data"), va="bottom", fontsize=8, color="dimgrey")
         ax.set_xlabel(xlabel)
         ax.grid(alpha=0.3)
