@@ -270,7 +270,6 @@ class TorchEvaluator:
         self.positions_evaluated = 0
         # our nets' forward passes count toward the process's FLOPs (engine.flops)
         self._net_config = model.config if isinstance(model, GoNet) else None
-        self._flops_per_position: dict[int, float] = {}
         self._rng = np.random.default_rng(seed)
         self._cache: OrderedDict[tuple[int, int], tuple] = OrderedDict()
         self._lock = threading.Lock()
@@ -297,11 +296,7 @@ class TorchEvaluator:
         with self._lock:
             self.positions_evaluated += x.shape[0]
         if self._net_config is not None:
-            n = x.shape[-1]
-            per = self._flops_per_position.get(n)
-            if per is None:
-                per = self._flops_per_position[n] = flops.forward_flops(self._net_config, n)
-            flops.COUNTER.add(x.shape[0] * per)
+            flops.COUNTER.add(x.shape[0] * flops.forward_flops(self._net_config, x.shape[-1]))
         return policy, value, ownership, score
 
     def _infer_chunked(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:

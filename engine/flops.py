@@ -71,7 +71,7 @@ def search_flops(leaves: int, board_size: int) -> float:
 
 
 @functools.lru_cache(maxsize=64)
-def _gonet_forward_flops(config_repr: str, config, board_size: int) -> float:
+def _gonet_forward_flops(config, board_size: int) -> float:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -94,8 +94,7 @@ def forward_flops(model, board_size: int) -> float | None:
     config = model.config if isinstance(model, GoNet) else model
     if not isinstance(config, NetConfig):
         return None
-    config = config.resolved()
-    return _gonet_forward_flops(repr(config), config, int(board_size))
+    return _gonet_forward_flops(config.resolved(), int(board_size))   # NetConfig is frozen: a cache key
 
 
 def train_flops(model, board_size: int) -> float | None:
