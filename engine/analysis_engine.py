@@ -232,6 +232,8 @@ class AnalysisEngine:
             fs = getattr(evaluator, "feature_set", "rich")
             tree = Search(req.game, req.params, fs, self.config.batch,
                           seed=self.config.seed)
+            if req.avoid:
+                tree.set_avoid(req.avoid)
             worker.jobs.append(_Job(req, tree, evaluator, now))
 
     def pending(self) -> bool:

@@ -22,7 +22,8 @@ naming the turn.  What this engine cannot do is said in a warning, never silentl
   ``maxTime``, ``cpuctExploration``/``cpuctExplorationLog``/``cpuctExplorationBase`` (the same
   growing-c_puct formula as ours), ``fpuReductionMax``, ``rootFpuReductionMax`` and
   ``analysisPVLen`` apply; other KataGo settings are ignored with a warning;
-- ``avoidMoves``/``allowMoves``, ``rootPolicyTemperature``, ``includeOwnershipStdev``,
+- ``avoidMoves``/``allowMoves`` apply as in KataGo (:func:`parse_avoid`);
+- ``rootPolicyTemperature``, ``includeOwnershipStdev``,
   ``includeMovesOwnershipStdev``, ``includePVVisits`` and ``includeNoResultValue`` are read,
   checked and ignored with a warning.
 """
@@ -117,6 +118,7 @@ class TurnRequest:
     report_every: Optional[float] = None
     first_report_after: Optional[float] = None
     arrival: int = 0                    # ties of priority go to the earlier request
+    avoid: Optional[dict[int, dict[int, int]]] = None   # avoidMoves/allowMoves (parse_avoid)
     terminated: bool = False            # set by a terminate action
 
     @property
@@ -382,17 +384,54 @@ def _ignored_fields(query: dict, qid: str, messages: list[dict]) -> None:
         _number(query, "rootPolicyTemperature", 0.01, 100.0, "Must be a number from 0.01 to 100.0")
         messages.append(warning("rootPolicyTemperature is not supported by this engine: ignored",
                                 "rootPolicyTemperature", qid))
+
+
+def parse_avoid(query: dict, size: int) -> Optional[dict[int, dict[int, int]]]:
+    """``avoidMoves`` / ``allowMoves`` as KataGo reads them: ``{colour: {point: untilDepth}}``
+    for :meth:`engine.core.Search.set_avoid`, or None when the query has neither.
+
+    Each entry is ``{"player", "moves", "untilDepth"}``: avoidMoves keeps the player's listed
+    moves out of the search for the first ``untilDepth`` moves (1: the root's choice only);
+    allowMoves (one entry per player) keeps out every other move, pass included."""
     if "allowMoves" in query and "avoidMoves" in query:
         raise QueryError("allowMoves", "Cannot specify both allowMoves and avoidMoves")
-    for name in ("allowMoves", "avoidMoves"):
-        if name in query:
-            entries = query[name]
-            shape = "Must be a list of dicts with subfields 'player', 'moves', 'untilDepth'"
-            if not isinstance(entries, list) or not all(
-                    isinstance(e, dict) and {"player", "moves", "untilDepth"} <= set(e) for e in entries):
-                raise QueryError(name, shape)
-            messages.append(warning(f"{name} is not supported by this engine: every move is searched",
-                                    name, qid))
+    name = "allowMoves" if "allowMoves" in query else "avoidMoves" if "avoidMoves" in query else None
+    if name is None:
+        return None
+    entries = query[name]
+    shape = "Must be a list of dicts with subfields 'player', 'moves', 'untilDepth'"
+    if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and {"player", "moves", "untilDepth"} <= set(e) for e in entries):
+        raise QueryError(name, shape)
+    area = size * size
+    avoid: dict[int, dict[int, int]] = {}
+    for entry in entries:
+        player = entry["player"]
+        if not isinstance(player, str) or player.upper() not in ("B", "W", "BLACK", "WHITE"):
+            raise QueryError(name, "Could not parse player: " + json.dumps(player))
+        color = BLACK if player.upper().startswith("B") else WHITE
+        depth = entry["untilDepth"]
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 1_000_000_000:
+            raise QueryError(name, "untilDepth: Must be a positive integer")
+        moves = entry["moves"]
+        if not isinstance(moves, list):
+            raise QueryError(name, "moves: Must be a list of board locations")
+        points = []
+        for text in moves:
+            point = parse_location(text, size, allow_pass=True)
+            if point is None:
+                raise QueryError(name, "Could not parse board location: " + json.dumps(text))
+            points.append(point)
+        if name == "allowMoves":
+            if color in avoid:
+                raise QueryError(name, "Cannot specify allowMoves more than once for the same player")
+            allowed = set(points)
+            avoid[color] = {p: depth for p in range(area + 1) if p not in allowed}
+        else:
+            table = avoid.setdefault(color, {})
+            for point in points:
+                table[point] = depth
+    return avoid
 
 
 def parse_query(line: str, defaults: QueryDefaults, arrival: int = 0) -> ParsedQuery:
@@ -523,6 +562,7 @@ def _parse_analysis(query: dict, qid: str, defaults: QueryDefaults, arrival: int
         priority = _integer(query, "priority", -MAX_PRIORITY, MAX_PRIORITY,
                             "Must be a number between -2^62 and 2^62")
     _ignored_fields(query, qid, messages)
+    avoid = parse_avoid(query, size)
     if req["max_visits"] > defaults.visits_cap:
         messages.append(warning(f"maxVisits {req['max_visits']} is above this engine's limit: "
                                 f"clamped to {defaults.visits_cap}", "maxVisits", qid))
@@ -557,7 +597,7 @@ def _parse_analysis(query: dict, qid: str, defaults: QueryDefaults, arrival: int
                 include_ownership=flags["includeOwnership"],
                 include_moves_ownership=flags["includeMovesOwnership"],
                 include_policy=flags["includePolicy"], report_every=report_every,
-                first_report_after=first_report, arrival=arrival + len(requests)))
+                first_report_after=first_report, arrival=arrival + len(requests), avoid=avoid))
         if turn == len(moves):
             break
         color, point = moves[turn]

@@ -527,6 +527,26 @@ class Search:
         """Adds Dirichlet noise (params.noise_alpha/epsilon) to the root priors."""
         lib.search_request_noise(self._ptr)
 
+    def set_avoid(self, avoid: dict[int, dict[int, int]] | None) -> None:
+        """KataGo's avoidMoves: ``{colour: {compact point: until depth}}`` keeps that colour's
+        move out of the search at depths below ``until depth`` (0: the root's children, so 1
+        restricts the root only); a node with no move left ignores it.  None or {} clears it.
+        A changed table clears the tree; :meth:`set_game` and :meth:`advance` clear the table."""
+        tables = {}
+        for color in (BLACK, WHITE):
+            table = np.zeros(self.size * self.size + 1, np.int32)
+            for point, depth in (avoid or {}).get(color, {}).items():
+                if not 0 <= point <= self.size * self.size:
+                    raise ValueError(f"point {point} is off a {self.size}x{self.size} board")
+                table[point] = max(0, int(depth))
+            tables[color] = table
+        r = lib.search_set_avoid(self._ptr, ffi.from_buffer("int32_t[]", tables[BLACK]),
+                                 ffi.from_buffer("int32_t[]", tables[WHITE]))
+        if r == -2:
+            raise RuntimeError("leaves are pending: back them up before changing avoided moves")
+        if r < 0:
+            raise MemoryError("out of memory clearing the search tree")
+
     def set_root_targets(self, targets: dict[int, int] | None) -> int:
         """Gumbel sequential halving: the root descends only into the moves of ``targets``
         (compact point -> root visits to reach); None or {} goes back to PUCT at the root.

@@ -35,6 +35,10 @@ struct search {
     /* Root visit targets (search_set_root_targets), by root edge index; -1: not a candidate. */
     int root_targets_on;
     int32_t root_target[BOARD_MAX_AREA + 1];
+    /* Avoided moves (search_set_avoid): a move by colour c at depth d (0: a root child) is
+     * skipped while d < avoid_until[c - 1][padded point]; avoid_on says whether any is set. */
+    int avoid_on;
+    int32_t avoid_until[2][BOARD_MAX_POINTS];
     /* Pending leaves, one batch per slot (search_set_slots): slots are collected and backed up
      * independently, so several batches can be in flight at once. */
     int max_batch, nslots;
@@ -197,6 +201,7 @@ int search_set_game(search_t *s, const game_t *g) {
     s->game = copy;
     s->area = g->board.size * g->board.size;
     for (int i = 0; i < s->nslots; i++) s->slot[i].npending = 0;
+    s->avoid_on = 0; /* a new position: its avoided moves are set anew */
     return reset_tree(s);
 }
 
@@ -240,6 +245,7 @@ int search_advance(search_t *s, int pt, int c) {
     int expected = s->game->board.to_move; /* the tree's edges are moves of this colour */
     int reason = game_play(s->game, pt, c);
     if (reason != MOVE_OK) return reason;
+    s->avoid_on = 0; /* avoided moves belong to one root position */
     const node_t *root = &s->nodes[s->root];
     int32_t keep = -1;
     if (root->edges >= 0 && c == expected)
@@ -250,6 +256,23 @@ int search_advance(search_t *s, int pt, int c) {
 }
 
 void search_request_noise(search_t *s) { s->noise_requested = 1; }
+
+int search_set_avoid(search_t *s, const int32_t *until_black, const int32_t *until_white) {
+    if (any_pending(s)) return -2;
+    int32_t table[2][BOARD_MAX_POINTS];
+    memset(table, 0, sizeof table);
+    int on = 0, area = s->game->board.size * s->game->board.size;
+    for (int pt = 0; pt <= area; pt++) {
+        int v = board_from_compact(&s->game->board, pt);
+        table[0][v] = until_black ? until_black[pt] : 0;
+        table[1][v] = until_white ? until_white[pt] : 0;
+        on |= table[0][v] > 0 || table[1][v] > 0;
+    }
+    if (on == s->avoid_on && (!on || memcmp(table, s->avoid_until, sizeof table) == 0)) return 0;
+    memcpy(s->avoid_until, table, sizeof table);
+    s->avoid_on = on;
+    return reset_tree(s); /* statistics gathered under other restrictions are not kept */
+}
 
 int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *targets, int n) {
     const node_t *root = &s->nodes[s->root];
@@ -343,7 +366,8 @@ static int32_t select_forced(const search_t *s, const node_t *root) {
 
 /* Index of the edge of `parent` that PUCT picks (at the root: the targets or forced playouts
  * first, when set); -1 when root targets leave nothing to do. */
-static int32_t select_edge(const search_t *s, const node_t *parent, int is_root) {
+static int32_t select_edge(const search_t *s, const node_t *parent, int is_root, int depth,
+                           int color) {
     if (is_root && s->root_targets_on) return select_root_target(s, parent);
     if (is_root && s->p.forced_playouts_k > 0.0f) {
         int32_t forced = select_forced(s, parent);
@@ -360,8 +384,15 @@ static int32_t select_edge(const search_t *s, const node_t *parent, int is_root)
     float visited_prior = 0.0f, best_score = -1e30f, best_unvisited_prior = -1.0f;
     int32_t best = -1, best_unvisited = -1;
     const edge_t *edges = &s->edges[parent->edges];
+    const int32_t *avoid = s->avoid_on ? s->avoid_until[color - 1] : NULL;
+    if (avoid) { /* no move left by the avoid table: the table is ignored at this node */
+        int k = 0;
+        while (k < parent->nedges && avoid[edges[k].move] > depth) k++;
+        if (k == parent->nedges) avoid = NULL;
+    }
     for (int k = 0; k < parent->nedges; k++) {
         const edge_t *e = &edges[k];
+        if (avoid && avoid[e->move] > depth) continue;
         const node_t *c = e->child >= 0 ? &s->nodes[e->child] : NULL;
         if (c && c->visits + c->in_flight > 0) {
             visited_prior += e->prior;
@@ -478,7 +509,7 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
         }
         if (n->state == NODE_PENDING) return -1;
         if (n->state == NODE_FRESH || len >= SEARCH_MAX_DEPTH - 1) break;
-        int32_t ei = select_edge(s, n, len == 1);
+        int32_t ei = select_edge(s, n, len == 1, len - 1, b->to_move);
         if (ei < 0) return -2;
         if (s->edges[ei].child < 0) {
             int32_t child = new_node(s);

@@ -69,13 +69,21 @@ search_t *search_new(const game_t *g, const search_params_t *p, int feature_set,
 void search_free(search_t *s);
 /* Replaces the parameters (the tree is kept). */
 void search_set_params(search_t *s, const search_params_t *p);
-/* Replaces the root position by a copy of g and clears the tree; 0, or -1 out of memory. */
+/* Replaces the root position by a copy of g and clears the tree and the avoided moves; 0, or -1
+ * out of memory. */
 int search_set_game(search_t *s, const game_t *g);
-/* Plays compact point pt by colour c at the root, keeping its subtree; returns MOVE_OK, the
- * MOVE_* reason when illegal, or -1 out of memory / -2 while leaves are pending. */
+/* Plays compact point pt by colour c at the root, keeping its subtree (the avoided moves are
+ * cleared); returns MOVE_OK, the MOVE_* reason when illegal, or -1 out of memory / -2 while
+ * leaves are pending. */
 int search_advance(search_t *s, int pt, int c);
 /* Asks for Dirichlet noise on the root priors (now, or when the root is expanded). */
 void search_request_noise(search_t *s);
+/* Avoided moves (KataGo's avoidMoves/allowMoves): until_black[pt] / until_white[pt] (compact
+ * points, pass = area; NULL: none for that colour) > 0 keeps that colour's move at pt out of
+ * the search at depths below it (depth 0: the root's children); all zero clears the table.
+ * Where a node would have no move left, the table is ignored there.  A changed table clears
+ * the tree.  Returns 0, -1 out of memory, or -2 while leaves are pending. */
+int search_set_avoid(search_t *s, const int32_t *until_black, const int32_t *until_white);
 /* Root visit targets (Gumbel sequential halving): while set, the root descends only into the
  * listed children (compact moves), each until its visits (completed + in flight) reach its
  * target, the one furthest below its target first; collect returns fewer leaves (0) once every

@@ -242,6 +242,50 @@ def test_warnings_and_the_query_still_runs():
     assert r["rootInfo"]["visits"] == 20          # clamped to the engine's cap
 
 
+def test_avoid_moves_keep_the_players_moves_out_until_their_depth():
+    h = Harness(seed=3)
+    (free,) = h.exchange(query(moves=GAME[:1], maxVisits=60))
+    top = [m["move"] for m in free["moveInfos"][:3]]
+    (r,) = h.exchange(query(moves=GAME[:1], maxVisits=60,
+                            avoidMoves=[{"player": "W", "moves": top, "untilDepth": 1}]))
+    assert r["rootInfo"]["visits"] == 60
+    assert not {m["move"] for m in r["moveInfos"]} & set(top)
+    # untilDepth 1 is the root only: White may still play them deeper in the pv
+    # Black's moves avoided for 3 moves: never Black's first reply in any pv (depth 1)
+    (r,) = h.exchange(query(moves=GAME[:1], maxVisits=60,
+                            avoidMoves=[{"player": "B", "moves": top, "untilDepth": 3}]))
+    assert all(m["pv"][1] not in top for m in r["moveInfos"] if len(m["pv"]) > 1)
+    assert any(len(m["pv"]) > 1 for m in r["moveInfos"])
+
+
+def test_allow_moves_keep_everything_else_out_pass_included():
+    h = Harness(seed=3)
+    (r,) = h.exchange(query(moves=GAME[:1], maxVisits=30,
+                            allowMoves=[{"player": "W", "moves": ["A1", "J9"], "untilDepth": 1}]))
+    assert {m["move"] for m in r["moveInfos"]} == {"A1", "J9"}
+    assert sum(m["visits"] for m in r["moveInfos"]) == 29
+    assert not [m for m in h.new() if "warning" in m]
+
+
+@pytest.mark.parametrize("field,entries,message", [
+    ("allowMoves", [{"player": "W", "moves": ["A1"], "untilDepth": 1},
+                    {"player": "W", "moves": ["B1"], "untilDepth": 1}],
+     "Cannot specify allowMoves more than once for the same player"),
+    ("avoidMoves", [{"player": "X", "moves": ["A1"], "untilDepth": 1}], 'Could not parse player: "X"'),
+    ("avoidMoves", [{"player": "B", "moves": ["Z9"], "untilDepth": 1}],
+     'Could not parse board location: "Z9"'),
+    ("avoidMoves", [{"player": "B", "moves": ["A1"], "untilDepth": 0}],
+     "untilDepth: Must be a positive integer"),
+    ("avoidMoves", [{"player": "B", "moves": ["A1"]}],
+     "Must be a list of dicts with subfields 'player', 'moves', 'untilDepth'"),
+])
+def test_bad_avoid_entries_are_errors_and_the_engine_keeps_serving(field, entries, message):
+    h = Harness()
+    assert h.exchange(query(**{field: entries})) == [{"error": message, "field": field, "id": "q"}]
+    (r,) = h.exchange(query(id="after"))
+    assert r["rootInfo"]["visits"] == 16
+
+
 def test_override_settings_that_apply():
     h = Harness()
     q = query(overrideSettings={"maxVisits": 7, "analysisPVLen": 1, "cpuctExploration": 2.0})

@@ -212,3 +212,37 @@ def test_lcb_does_not_trust_three_visits():
     assert few < many - 0.5
     assert lcb(400, 0.11, 0.1) > lcb(2000, 0.09, 0.1)      # enough visits: the better mean wins
     assert lib.search_lcb(z, 1, 0.9, 0.81) < -1e5            # one visit never competes
+
+
+def test_avoided_moves_by_colour_and_depth():
+    """search_set_avoid: Black's C3 and B2 (the two policy favourites) kept out for 3 moves:
+    never a root child (depth 0) nor Black's move at depth 2, allowed again at depth 4; White's
+    moves untouched.  A node left with no move ignores the table; set_avoid with a changed
+    table clears the tree, advance clears the table."""
+    size = 5
+    logits = np.zeros(size * size + 1, np.float32)
+    a, b = from_gtp("C3", size), from_gtp("B2", size)
+    logits[a] = logits[b] = 3.0
+    ev = FixedEvaluator(logits)
+    tree = Search(Game(size), SearchParams(lcb_z=0.0), max_batch=4, seed=2)
+    run(tree, ev, 200)
+    assert tree.children(with_pv=False)[0].move in (a, b)
+    tree.set_avoid({BLACK: {a: 3, b: 3}})
+    assert tree.visits == 0                        # a changed table clears the tree
+    run(tree, ev, 600)
+    kids = [c for c in tree.children(with_pv=True) if c.visits > 0]
+    assert not {c.move for c in kids} & {a, b}
+    pvs = [c.pv for c in kids if len(c.pv) >= 3]
+    assert pvs and all(pv[2] not in (a, b) for pv in pvs)          # Black at depth 2
+    assert any(pv[1] in (a, b) for pv in pvs if len(pv) >= 2)      # White is free
+    searched = tree.visits
+    tree.set_avoid({BLACK: {a: 3, b: 3}})
+    assert tree.visits == searched >= 600          # the same table keeps the tree
+    # every move but pass avoided at the root: the table is ignored there
+    tree.set_avoid({BLACK: {p: 1 for p in range(size * size + 1)}})
+    run(tree, ev, 50)
+    assert tree.visits >= 50 and tree.children(with_pv=False)[0].visits > 0
+    tree.advance(tree.children(with_pv=False)[0].move)
+    tree.set_avoid(None)
+    with pytest.raises(ValueError, match="off a 5x5 board"):
+        tree.set_avoid({WHITE: {26: 1}})
