@@ -1,4 +1,5 @@
-"""The one module that touches the C core (cffi ``ffi``/``lib``).
+"""The rules, game and search of the C core (cffi ``ffi``/``lib`` from :mod:`engine.native`;
+the Winograd convolution kernels, :mod:`engine.winograd`, are the C core's other user).
 
 It ties C lifetimes to Python objects with ``ffi.gc``, checks every status and raises
 :class:`IllegalMoveError` or :class:`ValueError`.  No cdata leaves this module: callers see
@@ -376,7 +377,6 @@ class SearchParams:
     temperature: float = _SEARCH_DEFAULTS["temperature"]
     lcb_z: float = _SEARCH_DEFAULTS["lcb_z"]
     lcb_min_visit_frac: float = _SEARCH_DEFAULTS["lcb_min_visit_frac"]
-    resign_threshold: float = _SEARCH_DEFAULTS["resign_threshold"]
     max_memory: int = _SEARCH_DEFAULTS["max_memory"]
     max_collisions: int = _SEARCH_DEFAULTS["max_collisions"]
     forced_playouts_k: float = _SEARCH_DEFAULTS["forced_playouts_k"]

@@ -10,7 +10,6 @@ search.  Pondering (``--ponder``) searches after our genmove until the next line
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, TextIO
@@ -153,13 +152,10 @@ class GTPEngine(GTPServer):
         ev = self.evaluator_for(size)
         key = id(ev)
         if key not in self._players:
-            self._players[key] = Player(ev, self._search_params(), batch=self.config.batch,
+            self._players[key] = Player(ev, self.config.search, batch=self.config.batch,
                                         seed=self.config.seed, threads=self.config.threads)
         self.evaluator = ev
         self.player = self._players[key]
-
-    def _search_params(self) -> SearchParams:
-        return dataclasses.replace(self.config.search, resign_threshold=-1.0)
 
     def _vertex(self, text: str) -> int:
         try:
@@ -615,7 +611,7 @@ class GTPEngine(GTPServer):
     def set_search(self, search: SearchParams) -> None:
         self.config.search = search
         for p in self._players.values():
-            p.set_params(self._search_params())
+            p.set_params(search)
 
 
 GTPEngine.COMMANDS = CommandTable.names_of(GTPEngine, AnalysisCommands, ParamCommands)
