@@ -16,7 +16,7 @@ import numpy as np
 from engine.native import ffi, lib
 from engine.buffers import check_buffer
 from engine.coords import GTP_LETTERS
-from engine.rules import DEFAULT_RULES, Rules
+from engine.rules import DEFAULT_RULES, Rules, format_result
 
 EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
 MIN_SIZE, MAX_SIZE = lib.BOARD_MIN_SIZE, lib.BOARD_MAX_SIZE
@@ -303,13 +303,8 @@ class Game:
         return int(lib.features_game_key(_feature_id(feature_set), self._ptr))
 
     def result_string(self) -> str:
-        """SGF/GTP result by Tromp-Taylor count: ``B+3.5``, ``W+0.5`` or ``0``."""
-        s = self.score()
-        if s > 0:
-            return f"B+{s:g}"
-        if s < 0:
-            return f"W+{-s:g}"
-        return "0"
+        """SGF/GTP result by Tromp-Taylor count (:func:`engine.rules.format_result`)."""
+        return format_result(self.score())
 
     def __str__(self) -> str:
         n = self.size

@@ -49,3 +49,15 @@ def test_client_rules_names(name, preset):
 
 def test_move_cap():
     assert move_cap(9) == 162 and move_cap(19) == 722
+
+
+@pytest.mark.parametrize("rules", [Rules("simple", False, 7.5), Rules("positional", True, 0.5),
+                                   Rules("simple", True, -3.0), Rules("positional", False, 6.0)])
+def test_every_rules_name_reads_back(rules):
+    assert Rules.from_name(rules.name, rules.komi) == rules
+
+
+@pytest.mark.parametrize("name", ["simple", "positional-ko-suicide-x", "ko", "japanese"])
+def test_unknown_rules_names_are_refused(name):
+    with pytest.raises(ValueError):
+        Rules.from_name(name)
