@@ -24,7 +24,6 @@ import numpy as np
 
 from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
 
-DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 
 
 @dataclass

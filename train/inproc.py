@@ -12,13 +12,14 @@ from typing import Any
 from engine import weights
 from engine.evaluator import TorchEvaluator
 from engine.memory import parse_memory
+from engine.playsettings import DEFAULT_VISITS
 
 #: Engine specs starting with this are our engine in this process, not a GTP command.
 INPROC_PREFIX = "inproc:"
 #: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME,max_memory=512M``).
 INPROC_OPTIONS = ("visits", "device", "name", "max_memory")
 #: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
-DEFAULT_INPROC_VISITS = 400  # as ``python -m engine`` without limits
+DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # as ``python -m engine`` without limits
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from engine.gtp.commands import (ENGINE_NAME, MAX_SGF_BYTES, EngineConfig, GTPEn
 from engine.gtp.protocol import (MAX_LINE_BYTES, MAX_NUMBER_CHARS, CommandTable, GTPError, GTPServer,
                                  InputReader, LongLine, gtp_command, is_interrupt, parse_command)
 from engine.movepolicy import RESIGN
-from engine.player import DEFAULT_VISITS
+from engine.playsettings import DEFAULT_VISITS
 
 __all__ = [
     "AnalysisOptions", "CommandTable", "DEFAULT_VISITS", "ENGINE_NAME", "EngineConfig", "GTPEngine", "GTPError",

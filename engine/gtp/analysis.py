@@ -14,7 +14,8 @@ from engine import coords, scoring
 from engine.core import WHITE, Game, color_name, other, parse_color
 from engine.gtp.protocol import DIGITS, GTPError, color_arg, gtp_command, int_arg, nargs
 from engine.movepolicy import RESIGN
-from engine.player import DEFAULT_VISITS, SearchResult
+from engine.player import SearchResult
+from engine.playsettings import DEFAULT_VISITS
 
 
 @dataclass

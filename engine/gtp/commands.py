@@ -24,8 +24,9 @@ from engine.gtp.analysis import AnalysisCommands, policy
 from engine.gtp.params import ParamCommands
 from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, GTPServer, color_arg, float_arg,
                                  gtp_command, int_arg, nargs)
-from engine.movepolicy import DEFAULT_RESIGN, RESIGN
-from engine.player import DEFAULT_VISITS, Player, SearchResult
+from engine.movepolicy import RESIGN
+from engine.player import Player, SearchResult
+from engine.playsettings import DEFAULT_RESIGN, DEFAULT_VISITS
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules
 from engine.timecontrol import TimeControl
 
