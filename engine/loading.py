@@ -1,6 +1,9 @@
-"""From a weights option to evaluators: the nets shipped in ``weights/`` (see
-:func:`default_weights_path`), the size checks and warnings, and the evaluator factory of the
-GTP engine and the analysis engine (``evaluator_for(size)``)."""
+"""From a weights file to an evaluator, one way for every player: :func:`load_evaluator` (used
+by the GTP and analysis engines, self-play, gating, in-process matches and the ladder) loads any
+net, checks that it can play the board size (:func:`check_board_size`: Leela Zero nets are
+19x19 only) and measures or forces its precision.  Also the nets shipped in ``weights/`` (see
+:func:`default_weights_path`), the warning for a size a net was not trained on, and the
+evaluator factory of the engines (``evaluator_for(size)``).  torch loads only when a net does."""
 from __future__ import annotations
 
 import argparse
@@ -40,6 +43,51 @@ def default_weights_path(size: int, directory: Path | None = None) -> Path | Non
     return anything[-1] if anything else None
 
 
+def check_board_size(name: Any, meta: dict[str, Any], size: int) -> None:
+    """ValueError when the net ``name`` (its metadata ``meta``) cannot play ``size``: Leela Zero
+    nets have 19x19 fully connected heads."""
+    if meta.get("feature_set") == "lz18" and size not in (meta.get("board_sizes") or [19]):
+        raise ValueError(f"{name} is a Leela Zero net: it plays 19x19 only")
+
+
+def load_evaluator(weights: Any, device: Any = None, board_size: int | None = None,
+                   precision: str | None = "auto", *, batch: int = DEFAULTS.batch, seed: int = 0,
+                   symmetries: str = "random", cache_size: int | None = None,
+                   log: Callable[[str], None] | None = None, log_once: bool = False,
+                   net: tuple[Any, dict[str, Any]] | None = None) -> Any:
+    """A TorchEvaluator for the weights file ``weights`` (ours, Leela Zero's or KataGo's; ``net``:
+    the (model, metadata) already loaded from it).
+
+    ``board_size``: ValueError unless the net can play it (:func:`check_board_size`; None: not
+    checked, the precision is measured for 19x19).  ``precision``: "auto" measures the fastest
+    precision within tolerance of fp32 at ``batch`` once per machine and net shape (cached;
+    :mod:`engine.precision`, on CUDA :func:`engine.gpu_settings.precision_at_batch`), a label
+    (fp32, bf16, fp16, fp32-nchw, fp32-wino) forces one, None keeps the evaluator's fp32
+    without measuring.  The choice goes to ``log`` (with ``log_once``: once per process and
+    choice).  WeightsError (a ValueError) names an unreadable file."""
+    from engine import gpu_settings, weights as weights_mod     # import torch
+    from engine.evaluator import TorchEvaluator
+    from engine.precision import evaluator_kwargs
+
+    model, meta = net if net is not None else weights_mod.load_any(weights)
+    if board_size is not None:
+        check_board_size(weights, meta, board_size)
+    kwargs: dict[str, Any] = {}
+    if precision is not None:
+        choice = gpu_settings.precision_at_batch(model, device, board_size or 19, batch, precision, log=log)
+        label = choice.key or choice.precision.label
+        if log is not None and not (log_once and label in _LOGGED):
+            _LOGGED.add(label)
+            log(choice.describe())
+        kwargs = evaluator_kwargs(choice)
+    if cache_size is not None:
+        kwargs["cache_size"] = cache_size
+    return TorchEvaluator(model, device=device, symmetries=symmetries, seed=seed, **kwargs)
+
+
+_LOGGED: set[str] = set()
+
+
 def untrained_size_warning(net: Any, size: int, sizes: Sequence[int]) -> str:
     """The stderr line for a board size that the loaded net was not trained on."""
     sizes = sorted(sizes)
@@ -57,7 +105,6 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
     # argument errors answer without it).
     from engine import evaluator as ev_mod, gpu_settings, weights as weights_mod
     from engine.network import NetConfig
-    from engine.precision import evaluator_kwargs
 
     seed = args.seed
     spec = args.weights
@@ -68,28 +115,22 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         rnd = ev_mod.RandomEvaluator(seed=seed)
         return lambda size: rnd
 
-    def torch_evaluator(model, size: int) -> Any:
-        gpu_settings.settle(args, model, size, log=warn)      # CUDA: threads and batch measured
-        choice = gpu_settings.precision_at_batch(model, args.device, size,
-                                                 getattr(args, "batch", None) or DEFAULTS.batch,
-                                                 getattr(args, "precision", "auto"), log=warn)
-        warn(choice.describe())
-        return ev_mod.TorchEvaluator(model, device=args.device, seed=seed, **evaluator_kwargs(choice))
+    def torch_evaluator(name: Any, net: tuple[Any, dict[str, Any]], size: int) -> Any:
+        gpu_settings.settle(args, net[0], size, log=warn)      # CUDA: threads and batch measured
+        return load_evaluator(name, args.device, size, getattr(args, "precision", "auto"),
+                              batch=getattr(args, "batch", None) or DEFAULTS.batch, seed=seed,
+                              symmetries="random", log=warn, net=net)
 
     if spec is not None:
-        model, meta = weights_mod.load_any(spec)      # WeightsError (ValueError) names the file
-        sizes = meta.get("board_sizes") or []
-        fixed = meta.get("feature_set") == "lz18"     # Leela Zero nets have 19x19 FC heads
+        net = weights_mod.load_any(spec)              # WeightsError (ValueError) names the file
+        sizes = net[1].get("board_sizes") or []
         if args.size is None:                         # a 9x9 net starts on 9x9, not with a warning
             args.size = sizes[0] if len(sizes) == 1 else 19
-        if fixed and args.size not in (sizes or [19]):
-            raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
-        evaluator = torch_evaluator(model, args.size)
+        evaluator = torch_evaluator(spec, net, args.size)
         warned: set[int] = set()
 
         def for_size(size: int) -> Any:
-            if fixed and size not in (sizes or [19]):
-                raise ValueError(f"{spec} is a Leela Zero net: it plays 19x19 only")
+            check_board_size(spec, net[1], size)
             if sizes and size not in sizes and size not in warned:
                 warned.add(size)
                 warn(untrained_size_warning(spec, size, sizes))
@@ -105,14 +146,13 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
             if path is None:
                 warn("warning: no network shipped in weights/ for this board size: playing with a "
                      "small UNTRAINED network (pass --weights to choose one)")
-                model = weights_mod.new_model(NetConfig(blocks=2, filters=32), seed=seed)
+                net = (weights_mod.new_model(NetConfig(blocks=2, filters=32), seed=seed), {})
             else:
-                model, meta = weights_mod.load_any(path)
-                if meta.get("feature_set") == "lz18" and size != 19:
-                    raise ValueError(f"{path} plays 19x19 only")
-                trained = meta.get("board_sizes") or []
+                net = weights_mod.load_any(path)
+                check_board_size(path, net[1], size)
+                trained = net[1].get("board_sizes") or []
                 if trained and size not in trained:
                     warn(untrained_size_warning(path, size, trained))
-            cache[key] = torch_evaluator(model, size)
+            cache[key] = torch_evaluator(path, net, size)
         return cache[key]
     return default_for

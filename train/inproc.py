@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import weights
-from engine.evaluator import TorchEvaluator
+from engine.loading import check_board_size, load_evaluator
 from engine.memory import parse_memory
 from engine.playsettings import DEFAULT_VISITS
 
@@ -117,16 +117,14 @@ class InProcessNets:
         (``engine.weights.WeightsError``) for an unreadable file or a board size
         the net cannot play (Leela Zero nets: 19x19 only)."""
         _, meta = weights.load_any(spec.weights)
-        if meta.get("feature_set") == "lz18" and size != 19:
-            raise ValueError(f"{spec.weights} is a Leela Zero net: it plays 19x19 only")
+        check_board_size(spec.weights, meta, size)
         return meta
 
     def evaluator(self, spec: InProcessSpec) -> Any:
         key = (str(Path(spec.weights).resolve()), spec.device)
         with self._lock:
             if key not in self._evaluators:
-                model, _ = weights.load_any(spec.weights)
-                self._evaluators[key] = TorchEvaluator(
-                    model, device=spec.device, symmetries="random",
+                self._evaluators[key] = load_evaluator(
+                    spec.weights, spec.device, precision=None, symmetries="random",
                     seed=self.seed * 1_000_003 + len(self._evaluators))
             return self._evaluators[key]

@@ -53,7 +53,7 @@ import torch
 
 from engine import sgf, weights
 from engine.core import BLACK, Game, Rules
-from engine.evaluator import TorchEvaluator
+from engine.loading import load_evaluator
 from engine.playsettings import DEFAULT_VISITS
 from train.match_config import EngineSpec, GameSettings, MatchConfig
 from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
@@ -347,8 +347,8 @@ def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[
     """Brier score of the net in ``weights_path`` (raw network, Black's winrate before every
     move) against the winners of the games in ``sgf_files`` (unreadable files and games
     without a winner are left out), and of a constant 50% (0.25); None without any position."""
-    net, _ = weights.load(weights_path)
-    ev = TorchEvaluator(net, symmetries="random", seed=0)
+    ev = load_evaluator(weights_path, precision=None, symmetries="random", seed=0,
+                        net=weights.load(weights_path))
     errors: list[float] = []
     games = 0
     for f in sgf_files:
@@ -363,7 +363,7 @@ def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[
         game = Game(rec.size, Rules.preset("chinese", rec.komi))
         planes = []
         for color, point in rec.moves:
-            planes.append((game.features(net.feature_set), game.to_move))
+            planes.append((game.features(ev.feature_set), game.to_move))
             game.play(point, color)
         if not planes:
             continue
