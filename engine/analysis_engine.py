@@ -42,6 +42,9 @@ import engine
 from engine.analysis_query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query)
 from engine.analysis_report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
+from engine.loading import make_evaluator_factory
+from engine.options import DEFAULTS, default_threads
+from engine.options import build_parser as gtp_parser
 
 DEFAULT_POSITIONS = 16
 
@@ -370,7 +373,6 @@ def build_parser() -> argparse.ArgumentParser:
     """The GTP engine's options (``--weights``, ``--threads``, ``--batch``, ``--visits``,
     ``--time``, ``--seed``, ``--precision``, ``--device``, ``--max-memory``, ``--log``) and the
     analysis engine's own."""
-    from engine.__main__ import build_parser as gtp_parser
     p = gtp_parser()
     p.prog = "python -m engine analysis"
     p.description = ("KataGo's JSON analysis protocol on stdin/stdout (as `katago analysis`): "
@@ -402,8 +404,6 @@ def _positive(text: str) -> int:
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> int:
     """``python -m engine analysis [OPTIONS]``: serves until the end of the input."""
-    from engine.__main__ import DEFAULTS, default_threads, make_evaluator_factory
-
     args = build_parser().parse_args(argv)
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout

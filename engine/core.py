@@ -1,4 +1,5 @@
-"""The one module that touches the C core (cffi ``ffi``/``lib``).
+"""The rules, game and search of the C core (cffi ``ffi``/``lib`` from :mod:`engine.native`;
+the Winograd convolution kernels, :mod:`engine.winograd`, are the C core's other user).
 
 It ties C lifetimes to Python objects with ``ffi.gc``, checks every status and raises
 :class:`IllegalMoveError` or :class:`ValueError`.  No cdata leaves this module: callers see
@@ -15,7 +16,7 @@ import numpy as np
 from engine.native import ffi, lib
 from engine.buffers import check_buffer
 from engine.coords import GTP_LETTERS
-from engine.rules import DEFAULT_RULES, Rules
+from engine.rules import DEFAULT_RULES, Rules, format_result
 
 EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
 MIN_SIZE, MAX_SIZE = lib.BOARD_MIN_SIZE, lib.BOARD_MAX_SIZE
@@ -302,13 +303,8 @@ class Game:
         return int(lib.features_game_key(_feature_id(feature_set), self._ptr))
 
     def result_string(self) -> str:
-        """SGF/GTP result by Tromp-Taylor count: ``B+3.5``, ``W+0.5`` or ``0``."""
-        s = self.score()
-        if s > 0:
-            return f"B+{s:g}"
-        if s < 0:
-            return f"W+{-s:g}"
-        return "0"
+        """SGF/GTP result by Tromp-Taylor count (:func:`engine.rules.format_result`)."""
+        return format_result(self.score())
 
     def __str__(self) -> str:
         n = self.size
@@ -376,7 +372,6 @@ class SearchParams:
     temperature: float = _SEARCH_DEFAULTS["temperature"]
     lcb_z: float = _SEARCH_DEFAULTS["lcb_z"]
     lcb_min_visit_frac: float = _SEARCH_DEFAULTS["lcb_min_visit_frac"]
-    resign_threshold: float = _SEARCH_DEFAULTS["resign_threshold"]
     max_memory: int = _SEARCH_DEFAULTS["max_memory"]
     max_collisions: int = _SEARCH_DEFAULTS["max_collisions"]
     forced_playouts_k: float = _SEARCH_DEFAULTS["forced_playouts_k"]

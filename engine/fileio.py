@@ -1,6 +1,9 @@
-"""Atomic file writes: readers (and a process killed mid-write) never see a partial file."""
+"""File helpers of the weights readers and writers: atomic writes (readers, and a process killed
+mid-write, never see a partial file) and reading files that may be gzip-compressed (told by
+gzip's magic bytes, whatever the name)."""
 from __future__ import annotations
 
+import gzip
 import os
 import tempfile
 from pathlib import Path
@@ -26,3 +29,36 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
         except OSError:
             pass
         raise
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class CorruptGzip(ValueError):
+    """A file starts like gzip data but does not decompress (the message says why)."""
+
+
+def read_maybe_gzipped(path: str | os.PathLike) -> bytes:
+    """The bytes of ``path``, decompressed when they start with gzip's magic bytes.
+    CorruptGzip for corrupt gzip data; OSError if unreadable."""
+    raw = Path(path).read_bytes()
+    if raw[:2] == GZIP_MAGIC:
+        try:
+            return gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise CorruptGzip(str(exc)) from None
+    return raw
+
+
+def head_maybe_gzipped(path: str | os.PathLike, n: int) -> bytes | None:
+    """The first ``n`` bytes of ``path``'s content, decompressed when it is gzip data; None when
+    that data is corrupt.  OSError if unreadable."""
+    with open(path, "rb") as f:
+        head = f.read(n)
+        if head[:2] != GZIP_MAGIC:
+            return head
+        f.seek(0)
+        try:
+            return gzip.GzipFile(fileobj=f).read(n)
+        except (OSError, EOFError):
+            return None

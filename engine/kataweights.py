@@ -41,7 +41,6 @@ layer or block being read.
 from __future__ import annotations
 
 import argparse
-import gzip
 import math
 import re
 import sys
@@ -50,6 +49,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from engine.fileio import CorruptGzip, head_maybe_gzipped, read_maybe_gzipped
 from engine.katamodel import (ACTIVATIONS, Activation, AttentionBlock, BatchNorm, Conv,
                               DEFAULT_POSTPROCESS, FFNBlock, GLOBAL_INPUTS, GPoolBlock, KataModel,
                               KataWeightsError, MatBias, MatMul, NestedBlock, OrdinaryBlock,
@@ -481,12 +481,10 @@ def read_model(path: str | Path) -> KataModel:
     """Read a KataGo model file (``.bin.gz``, ``.bin``, ``.txt.gz`` or ``.txt``; gzip is
     detected by its magic bytes). Raises KataWeightsError (a ValueError) or OSError."""
     path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise KataWeightsError(f"{path}: offset 0: corrupt gzip data ({exc})") from None
+    try:
+        raw = read_maybe_gzipped(path)
+    except CorruptGzip as exc:
+        raise KataWeightsError(f"{path}: offset 0: corrupt gzip data ({exc})") from None
     return parse_model(raw, str(path))
 
 
@@ -505,14 +503,9 @@ def load(path: str | Path) -> tuple[Any, dict]:
 def looks_like_kata(path: str | Path) -> bool:
     """True if the file starts like a KataGo model (name line then a version number), plain
     or gzipped. OSError if unreadable."""
-    with open(path, "rb") as f:
-        head = f.read(4096)
-        if head[:2] == b"\x1f\x8b":
-            f.seek(0)
-            try:
-                head = gzip.GzipFile(fileobj=f).read(4096)
-            except (OSError, EOFError):
-                return False
+    head = head_maybe_gzipped(path, 4096)
+    if head is None:
+        return False
     tokens = head.split(None, 3)
     return (len(tokens) >= 3 and not tokens[0].isdigit() and b"@BIN@" not in tokens[0]
             and tokens[1].isdigit() and 3 <= int(tokens[1]) <= 99 and tokens[2].isdigit())

@@ -46,6 +46,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine.fileio import CorruptGzip, read_maybe_gzipped
+
 __all__ = [
     "BN_EPSILON",
     "BOARD_SIZE",
@@ -298,12 +300,10 @@ def parse_weights(text: str, source: str = "<weights>") -> LZWeights:
 def read_weights(path: str | Path) -> LZWeights:
     """Read a Leela Zero weights file, plain text or gzip (detected by its magic bytes)."""
     path = Path(path)
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise LZWeightsError(f"{path}: line 1: corrupt gzip data ({exc})") from None
+    try:
+        raw = read_maybe_gzipped(path)
+    except CorruptGzip as exc:
+        raise LZWeightsError(f"{path}: line 1: corrupt gzip data ({exc})") from None
     try:
         text = raw.decode("ascii")
     except UnicodeDecodeError as exc:

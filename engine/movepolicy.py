@@ -26,16 +26,14 @@ engine's game-end decisions on top of the search's move:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
 from engine import scoring
 from engine.core import BLACK, WHITE, Game, other
-
-if TYPE_CHECKING:                 # engine.player imports this module for should_resign
-    from engine.player import SearchResult
+from engine.player import SearchResult
+from engine.playsettings import DEFAULT_RESIGN
 
 RESIGN = -1                   # pseudo-move returned by choose_move
-DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign)
 EARLY_FRACTION = 0.25         # no resignation before this share of the board's points is played
 HANDICAP_RECOVERY = 0.6       # White's handicap discount is gone by move 0.6 * N * N
 

@@ -23,16 +23,14 @@ from typing import Callable, Optional
 import numpy as np
 
 from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
-from engine.movepolicy import should_resign
 
-DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 
 
 @dataclass
 class SearchResult:
     """What one search produced.  Values are from the side to move's view, -1..1."""
 
-    move: int                       # chosen point (pass = N*N); see ``resign``
+    move: int                       # chosen point (pass = N*N)
     value: float                    # root value
     visits: int                     # root visits after the search
     playouts: int                   # visits added by this search
@@ -40,7 +38,6 @@ class SearchResult:
     seconds: float
     children: list[ChildStats] = field(default_factory=list)
     policy_target: Optional[np.ndarray] = None   # normalised root visits (N*N+1)
-    resign: bool = False            # movepolicy.should_resign on params.resign_threshold
     nodes: int = 0
 
     @property
@@ -63,7 +60,6 @@ class Player:
         self.threads = max(1, int(threads))
         self.feature_set = getattr(evaluator, "feature_set", "rich")
         self.search_tree: Search | None = None
-        self.total_evals = 0
         self._executor: ThreadPoolExecutor | None = None
         self._executor_threads = 0
 
@@ -124,7 +120,6 @@ class Player:
         if n:
             ev = self.evaluator.evaluate(tree.planes[:n], keys=tree.keys[:n])
             tree.backup(ev.policy, ev.value)
-            self.total_evals += n
         return n
 
     def search(self, game: Game, visits: int | None = None, seconds: float | None = None,
@@ -254,7 +249,6 @@ class Player:
                 f.result()
         if st["error"] is not None:
             raise st["error"]
-        self.total_evals += st["evals"]
         return st["evals"]
 
     def result(self, tree: Search, start_visits: int = 0, evals: int = 0,
@@ -262,11 +256,7 @@ class Player:
         """The result of the tree's current state (move chosen with the params' rules)."""
         children = tree.children()
         move = tree.choose()
-        value = tree.value
-        # The one resignation rule (engine.movepolicy), on the params' root-value threshold.
-        resign = should_resign((value + 1.0) / 2.0, len(tree.game.moves), tree.size,
-                               (self.params.resign_threshold + 1.0) / 2.0, visits=tree.visits)
-        return SearchResult(move=move, value=value, visits=tree.visits,
+        return SearchResult(move=move, value=tree.value, visits=tree.visits,
                             playouts=tree.visits - start_visits, evals=evals, seconds=seconds,
                             children=children, policy_target=tree.visit_distribution(),
-                            resign=resign, nodes=tree.nodes)
+                            nodes=tree.nodes)

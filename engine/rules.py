@@ -1,10 +1,12 @@
-"""Rules as a value, their presets and names, and the game defaults, each defined once.
+"""Rules as a value, their presets and names, the game defaults, each defined once, and the
+text of a counted result (:func:`format_result`).
 
 :class:`Rules` (ko rule, suicide, komi; area scoring always) is passed explicitly to games and
 searches.  Two presets: ``chinese`` (simple ko, no suicide) and ``tromp-taylor`` (positional
 superko, suicide legal).  Names are read in two ways:
 
 - :meth:`Rules.preset` / :func:`preset_name`: our presets only (the command line, run configs);
+  :meth:`Rules.from_name` also reads back the names of the other combinations (records);
 - :func:`client_rules`: the names GTP controllers (``kgs-rules``) and SGF files (``RU``) use,
   mapped to the preset that plays them with area scoring (``japanese`` -> ``chinese``).
 
@@ -62,6 +64,16 @@ def move_cap(size: int) -> int:
     return MOVE_CAP_PER_POINT * size * size
 
 
+def format_result(score: float) -> str:
+    """The one formatter of a counted result (GTP's ``final_score``, SGF's RE, records, logs):
+    ``B+3.5``, ``W+0.5``, ``B+3.0`` or ``0`` for a Black-minus-White area score."""
+    if score > 0:
+        return f"B+{score:.1f}"
+    if score < 0:
+        return f"W+{-score:.1f}"
+    return "0"
+
+
 @dataclass(frozen=True)
 class Rules:
     """Rules as a value: ko rule, suicide, komi.  Area scoring always."""
@@ -85,6 +97,15 @@ class Rules:
         if preset_name(name) == "chinese":
             return cls("simple", False, float(komi))
         return cls("positional", True, float(komi))
+
+    @classmethod
+    def from_name(cls, name: str, komi: float = DEFAULT_KOMI) -> "Rules":
+        """The rules whose :attr:`name` is ``name``: a preset's spelling, or ``simple-ko``,
+        ``positional-ko``, either with ``-suicide``.  ValueError for anything else."""
+        parts = name.split("-")
+        if parts[0] in ("simple", "positional") and parts[1:] in (["ko"], ["ko", "suicide"]):
+            return cls(parts[0], len(parts) == 3, float(komi))
+        return cls.preset(name, komi)
 
     @property
     def name(self) -> str:

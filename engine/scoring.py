@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.core import BLACK, EMPTY, WHITE, Game
+from engine.rules import format_result
 
 DEAD_THRESHOLD = 0.2
 
@@ -60,15 +61,6 @@ class Judgement:
 
     def result(self) -> str:
         return format_result(self.score)
-
-
-def format_result(score: float) -> str:
-    """``B+3.5``, ``W+0.5`` or ``0`` for a Black-minus-White score."""
-    if score > 0:
-        return f"B+{score:.1f}"
-    if score < 0:
-        return f"W+{-score:.1f}"
-    return "0"
 
 
 # -- board geometry (pure indexing; the rules stay in C) ------------------------------------

@@ -250,7 +250,7 @@ def is_torch_zip(path: PathLike) -> bool:
 def load_any(path: PathLike) -> tuple[nn.Module, dict[str, Any]]:
     """Load our own weights (torch zip), KataGo's (``.bin.gz``/``.bin``/``.txt.gz``, through
     ``engine.kataweights.load``) or, for anything else, Leela Zero weights (.txt / .gz) through
-    ``engine.lzweights.load(path) -> (model, meta)``, each imported only when needed.
+    ``engine.lzweights.load(path) -> (model, meta)``.
 
     Returns ``(model, meta)``. Raises ``WeightsError`` naming the file for anything that cannot
     be loaded, whichever loader failed.

@@ -63,7 +63,6 @@ void search_default_params(search_params_t *p) {
     p->temperature = 0.0f;
     p->lcb_z = 4.265f;          /* upper tail 1e-5, Leela Zero's ci_alpha */
     p->lcb_min_visit_frac = 0.10f;
-    p->resign_threshold = -0.9f;
     p->max_memory = (int64_t)2 << 30;
     p->max_collisions = 8;
     p->forced_playouts_k = 0.0f;

@@ -26,7 +26,6 @@ typedef struct {
                                   minus Student's t (df visits-1, the upper tail of this normal z)
                                   times the standard error; 0: most visits */
     float lcb_min_visit_frac;  /* children with fewer than this share of the top visits can't win by LCB */
-    float resign_threshold;    /* root value (side to move, -1..1) below which the player may resign */
     int64_t max_memory;        /* tree memory cap in bytes (nodes + edges); when full the tree stops
                                   growing and further visits re-evaluate existing leaves */
     int32_t max_collisions;    /* collisions with in-flight leaves tolerated per tree per batch */

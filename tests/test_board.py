@@ -414,7 +414,7 @@ def test_score_with_komi(komi: float, expected: float) -> None:
     assert game.score() == expected
     play_gtp(game, "D5")        # both colours touch the rest of the board: all neutral
     assert game.score() == -komi
-    assert game.result_string() == ("0" if komi == 0 else f"{'W' if komi > 0 else 'B'}+{abs(komi):g}")
+    assert game.result_string() == ("0" if komi == 0 else f"{'W' if komi > 0 else 'B'}+{abs(komi):.1f}")
 
 
 def test_score_with_non_binary_komi_is_exact() -> None:

@@ -49,3 +49,43 @@ def test_client_rules_names(name, preset):
 
 def test_move_cap():
     assert move_cap(9) == 162 and move_cap(19) == 722
+
+
+@pytest.mark.parametrize("rules", [Rules("simple", False, 7.5), Rules("positional", True, 0.5),
+                                   Rules("simple", True, -3.0), Rules("positional", False, 6.0)])
+def test_every_rules_name_reads_back(rules):
+    assert Rules.from_name(rules.name, rules.komi) == rules
+
+
+@pytest.mark.parametrize("name", ["simple", "positional-ko-suicide-x", "ko", "japanese"])
+def test_unknown_rules_names_are_refused(name):
+    with pytest.raises(ValueError):
+        Rules.from_name(name)
+
+
+def test_play_defaults_have_one_home():
+    """Every play default is read from engine.playsettings, engine.rules or C, never repeated."""
+    from engine.gtp import EngineConfig
+    from engine.playsettings import DEFAULT_RESIGN, DEFAULT_VISITS, PlaySettings
+    from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
+    from train.config import RunConfig
+    from train.gating import GateRule
+    from train.inproc import DEFAULT_INPROC_VISITS
+    from train.ladder import LadderConfig
+    from train.match import build_parser as match_parser
+    from train.match_config import GameSettings, MatchConfig
+
+    c, play, run = SearchParams(), PlaySettings(), RunConfig()
+    assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
+    assert (run.visits, run.cheap_visits, run.full_search_prob, run.root, run.gumbel_considered,
+            run.forced_playouts, run.temperature, run.noise_epsilon, run.noise_alpha, run.c_puct) == \
+        (play.visits, play.cheap_visits, play.full_search_prob, play.root, play.gumbel_considered,
+         play.forced_playouts_k, play.temperature, play.noise_epsilon, play.noise_alpha, c.c_puct)
+    assert GateRule() == GateRule.from_config(run)
+    assert DEFAULT_INPROC_VISITS == LadderConfig().visits == DEFAULT_VISITS
+    assert MatchConfig.resign == EngineConfig().resign == DEFAULT_RESIGN
+    assert (GameSettings().komi, GameSettings().rules) == (run.komi, run.rules) == (DEFAULT_KOMI, DEFAULT_RULES)
+    assert EngineConfig().komi == DEFAULT_KOMI
+    args = match_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "sgf"])
+    assert (args.komi, args.resign, args.rules, args.visits) == (DEFAULT_KOMI, DEFAULT_RESIGN, DEFAULT_RULES,
+                                                                 DEFAULT_VISITS)

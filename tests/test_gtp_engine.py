@@ -10,7 +10,7 @@ import pytest
 from engine import coords
 from engine.core import BLACK, WHITE, ChildStats
 from engine.evaluator import UniformEvaluator
-from engine.gtp import EngineConfig, GTPEngine, GTPError, parse_command
+from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, gtp_command, parse_command
 from engine.player import SearchResult
 
 
@@ -100,19 +100,32 @@ def test_loadsgf_without_km_keeps_the_komi(tmp_path):
     assert eng.game.rules.komi == 0.5
 
 
-def test_table_maps_every_name_to_its_own_handler():
-    names = GTPEngine.COMMANDS
-    assert len(set(names)) == len(names)
-    handlers = [GTPEngine.handler_name(n) for n in names]
-    assert len(set(handlers)) == len(handlers)
-    for h in handlers:
-        assert callable(getattr(GTPEngine, h)), h
-    assert "analyze" not in names and "genmove_analyze" not in names
+def test_every_registered_command_is_listed_and_every_listed_one_has_a_handler():
+    eng = make_engine()
+    listed = eng.command("list_commands").split("\n")
+    assert len(set(listed)) == len(listed)
+    registered = [name for concern in (eng, eng.analysis, eng.params)
+                  for name, _ in CommandTable.marked(type(concern))]
+    assert sorted(registered) == sorted(listed)
+    assert tuple(listed) == GTPEngine.COMMANDS
+    for name in listed:
+        assert callable(eng.commands.handler(name)), name
+        assert eng.command(f"known_command {name}") == "true"
+    assert "analyze" not in listed and "genmove_analyze" not in listed
+    assert eng.commands.handler("no_such_command") is None
+
+
+def test_a_command_handled_twice_is_refused():
+    class Twice:
+        @gtp_command("name")
+        def other_name(self, args):
+            return "twice"
+    with pytest.raises(ValueError, match="two handlers"):
+        make_engine().commands.add(Twice())
 
 
 def test_list_and_known_command_come_from_the_table():
     eng = make_engine()
-    assert eng.command("list_commands").split("\n") == list(GTPEngine.COMMANDS)
     assert eng.command("known_command kata-analyze") == "true"
     assert eng.command("known_command kata_analyze") == "false"
     assert "." in eng.command("version")

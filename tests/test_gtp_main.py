@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from engine import __main__ as cli
+from engine import loading
 
 
 def run_main(monkeypatch, capsys, argv, stdin: str):
@@ -116,7 +117,7 @@ def test_default_weights_lookup(tmp_path):
 
 
 def test_no_shipped_net_plays_an_untrained_one_with_a_warning(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(cli, "default_weights_path", lambda size, directory=None: None)
+    monkeypatch.setattr(loading, "default_weights_path", lambda size, directory=None: None)
     rc, out, err = run_main(monkeypatch, capsys, ["--seed", "1", "--size", "9", "--visits", "4",
                                                   "--quiet"], "genmove b\nquit\n")
     assert rc == 0 and out.startswith("= ")

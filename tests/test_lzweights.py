@@ -438,3 +438,21 @@ def test_cli_random_and_info(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (tmp_path / "bad.txt").write_text("7\n")
     assert lzweights.main(["info", str(tmp_path / "bad.txt")]) == 1
     assert "line 1" in capsys.readouterr().err
+
+
+def test_gzip_is_told_by_its_magic_bytes_not_the_name(tmp_path):
+    """engine.fileio reads plain and gzip data alike, whatever the file is called, for both the
+    Leela Zero and the KataGo readers; corrupt gzip data is a clear error."""
+    import gzip as _gzip
+
+    from engine.fileio import CorruptGzip, head_maybe_gzipped, read_maybe_gzipped
+    data = b"1\n" + b"0.5 " * 100
+    plain, packed, broken = tmp_path / "w.gz", tmp_path / "w.txt", tmp_path / "b.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(_gzip.compress(data))
+    broken.write_bytes(_gzip.compress(data)[:20])
+    assert read_maybe_gzipped(plain) == read_maybe_gzipped(packed) == data
+    assert head_maybe_gzipped(packed, 4) == head_maybe_gzipped(plain, 4) == data[:4]
+    assert head_maybe_gzipped(broken, 4096) is None
+    with pytest.raises(CorruptGzip):
+        read_maybe_gzipped(broken)

@@ -167,8 +167,8 @@ def test_behind_by_the_count_never_passes_back(name, diagram, evaluator, visits)
     game = eng.game
     assert game.to_move == BLACK and game.passes == 1
     assert game.score() < 0                                  # passing loses by the count
-    answer = eng.command("genmove b")
-    result = eng._last_result
+    move, result = eng.genmove(BLACK)
+    answer = "resign" if move == RESIGN else coords.to_gtp(move, SIZE)
     assert answer not in ("pass", "resign"), (answer, result.winrate, result.visits)
     # The premise: no truly lost game (the best winrate is above the resignation threshold).
     assert best_winrate(result, game.pass_point) > 0.05
@@ -182,8 +182,7 @@ def test_the_search_itself_proposes_the_losing_pass():
     for visits in (1, 2, 8):
         eng = make_engine("behind-pass-first", visits)
         setup(eng.command, EARLY)
-        eng.command("genmove b")
-        result = eng._last_result
+        _, result = eng.genmove(BLACK)
         kids = {c.move: c for c in result.children}
         assert result.move == eng.game.pass_point, visits
         if kids[eng.game.pass_point].visits:

@@ -138,7 +138,8 @@ def test_resignation_and_no_resign_games():
     assert played.no_resign and played.reason == "move cap" and played.length == 12
     # In the no-resign game White's values stayed below the threshold: it would have resigned first.
     assert (played.values[played.colors == WHITE] < -0.9).all()
-    assert played.first_resignation(-0.9) == WHITE
+    below = np.flatnonzero(played.values.astype(np.float32) < -0.9)
+    assert int(played.colors[below[0]]) == WHITE
 
 
 def test_playout_cap_randomisation_records_only_full_searches():

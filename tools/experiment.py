@@ -37,7 +37,6 @@ reused; ``--rerun`` plays it again.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import shutil
@@ -49,15 +48,12 @@ from typing import Any
 
 import torch
 
-from engine.core import BLACK, WHITE, Rules
 from train.config import RunConfig, add_arguments, stage_threads
-from train.gating import gate_settings
-from train.pool import GamePool, GameSpec
 from train.rundir import RunDir
-from train.selfplay import make_agent
 from train.stats import bradley_terry
+from tools.runs import REPO_ROOT, final_model, round_robin, run_summary_of
+from tools.strength import strength
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 PIPELINES = ("sync", "async")
 POLICIES = ("discard", "finish", "switch")
 COMBOS = [f"{p}-{o}" for p in PIPELINES for o in POLICIES]
@@ -81,12 +77,6 @@ def passthrough_args(explicit: argparse.Namespace) -> list[str]:
         elif value is not None:
             out += [flag, str(value)]
     return out
-
-
-def run_summary_of(rd: RunDir) -> dict[str, Any] | None:
-    """The last summary record of a run directory, or None."""
-    found = [r for r in rd.read_metrics("loop") if r.get("event") == "summary"]
-    return found[-1] if found else None
 
 
 def run_one(exp_dir: Path, name: str, budget: str, extra: list[str], rerun: bool, log=print) -> dict[str, Any]:
@@ -117,56 +107,6 @@ def run_one(exp_dir: Path, name: str, budget: str, extra: list[str], rerun: bool
     log(f"{name}: done in {time.time() - t0:.0f} s: {summary['games']} games, "
         f"{summary.get('promotions', 0)} promotions")
     return summary
-
-
-# ---------------------------------------------------------------------------------------------
-# The round robin between the final nets
-
-
-def final_model(rd: RunDir, cfg: RunConfig) -> Path:
-    m = rd.best_model() if cfg.mode == "agz" else rd.latest_model()
-    if m is None:
-        raise FileNotFoundError(f"{rd.models}: no model")
-    return m[1]
-
-
-def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, visits: int | None = None,
-                parallel: int = 64, seed: int = 0,
-                pairs: list[tuple[str, str]] | None = None) -> list[tuple[str, str, float]]:
-    """Every pair of ``players`` (name -> checkpoint; or only ``pairs``) plays ``games_per_pair``
-    games, colours alternating, all through one GamePool (one forward pass per network per
-    step); returns [(black, white, Black's score)]."""
-
-    device = cfg.gate_device or cfg.device
-    agents = {name: make_agent(path, cfg, seed=seed + i, device=device) for i, (name, path) in enumerate(players.items())}
-    for name, agent in agents.items():
-        agent.model_id = name                 # SGF-free: the label is the player's name
-    settings = gate_settings(cfg)
-    if visits:
-        settings.visits = visits
-    rules = Rules.preset(cfg.rules, cfg.komi)
-    schedule = []
-    for a, b in pairs if pairs is not None else itertools.combinations(agents, 2):
-        for k in range(games_per_pair):
-            schedule.append((a, b) if k % 2 == 0 else (b, a))
-    it = iter(enumerate(schedule))
-
-    def next_game(slot) -> GameSpec | None:
-        nxt = next(it, None)
-        if nxt is None:
-            return None
-        i, (black, white) = nxt
-        return GameSpec(cfg.board_size, rules, agents[black], agents[white], settings, seed=seed * 100_003 + i,
-                        tag=(black, white))
-
-    pool = GamePool(max(1, min(parallel, len(schedule))), next_game, batch=cfg.gate_batch or cfg.batch,
-                    max_leaves_per_search=cfg.max_leaves_per_search)
-    results = []
-    for fg in pool.run():
-        black, white = fg.spec.tag
-        score = 1.0 if fg.winner == BLACK else 0.0 if fg.winner == WHITE else 0.5
-        results.append((black, white, score))
-    return results
 
 
 # ---------------------------------------------------------------------------------------------
@@ -471,7 +411,6 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
-    from tools.strength import strength   # lazy: its own module, the same command line
     commands = {"pipelines": pipelines, "summary": summary, "strength": strength}
     if argv[0] not in commands:
         print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: {', '.join(commands)})",

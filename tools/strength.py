@@ -62,7 +62,7 @@ from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.rundir import RunDir, atomic_write_json
 from train.stats import bradley_terry
 from train.usage import Usage
-from tools.experiment import REPO_ROOT, round_robin, run_summary_of
+from tools.runs import REPO_ROOT, round_robin
 from tools.machine import cpu_label
 
 FORMAT = "tools.experiment strength v1"

@@ -29,9 +29,11 @@ from typing import Any
 
 from engine.core import SearchParams
 from engine.memory import format_memory, parse_memory
+from engine.playsettings import PlaySettings
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
 
 _SEARCH = SearchParams()   # C's search defaults
+_PLAY = PlaySettings()     # the play defaults (engine.playsettings): self-play's own are these
 
 MODES = ("az", "agz")
 PIPELINES = ("async", "sync")
@@ -70,26 +72,26 @@ class RunConfig:
     init_games: int = _opt(0, "self-play games that produced --init-weights, added like --init-cpu-hours "
                               "(default: the file's key games, else 0)")
     # self-play search
-    visits: int = _opt(100, "root visits of a full search (reused subtree included)")
-    cheap_visits: int = _opt(0, "playout cap randomisation (KataGo): visits of the cheap searches "
+    visits: int = _opt(_PLAY.visits, "root visits of a full search (reused subtree included)")
+    cheap_visits: int = _opt(_PLAY.cheap_visits, "playout cap randomisation (KataGo): visits of the cheap searches "
                                 "that most moves get; they are played, not trained on (0: off)")
-    full_search_prob: float = _opt(0.25, "with --cheap-visits: share of moves given a full search")
-    root: str = _opt("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
+    full_search_prob: float = _opt(_PLAY.full_search_prob, "with --cheap-visits: share of moves given a full search")
+    root: str = _opt(_PLAY.root, "root search of self-play: puct (visit counts as the policy target, Dirichlet "
                              "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
                              "target softmax(logits + sigma(completed Q)); --visits is then the "
                              "simulations of a move, and noise and temperature are not used)",
                      choices=("puct", "gumbel"))
-    gumbel_considered: int = _opt(16, "--root gumbel: moves sampled at the root (m)")
-    forced_playouts: float = _opt(0.0, "--root puct: KataGo's forced playouts in full searches, k of "
+    gumbel_considered: int = _opt(_PLAY.gumbel_considered, "--root gumbel: moves sampled at the root (m)")
+    forced_playouts: float = _opt(_PLAY.forced_playouts_k, "--root puct: KataGo's forced playouts in full searches, k of "
                                        "sqrt(k * prior * visits), with policy-target pruning (0: off; "
                                        "KataGo uses 2)")
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
-    temperature: float = _opt(1.0, "T of those moves")
-    noise_epsilon: float = _opt(0.25, "weight of Dirichlet noise at the root (0: off)")
-    noise_alpha: float = _opt(_SEARCH.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
+    temperature: float = _opt(_PLAY.temperature, "T of those moves")
+    noise_epsilon: float = _opt(_PLAY.noise_epsilon, "weight of Dirichlet noise at the root (0: off)")
+    noise_alpha: float = _opt(_PLAY.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                      "(0.03 per move on 19x19, as AlphaGo Zero)")
     c_puct: float = _opt(_SEARCH.c_puct, "PUCT exploration constant")
     resign: bool = _opt(True, "allow resignation (threshold calibrated on no-resign games)")

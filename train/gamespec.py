@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, Union
 
 from engine.coords import fixed_handicap
-from engine.rules import move_cap as default_move_cap
 from engine.core import BLACK, WHITE, Game, Rules, SearchParams
+from engine.playsettings import PlaySettings
 from train.records import GameRecord, MoveInfo, build_record
 
 @dataclass
@@ -63,29 +63,6 @@ class MoveLimit:
 
     visits: int | None = None
     seconds: float | None = None
-
-
-@dataclass
-class PlaySettings:
-    """How moves are searched and chosen in one game."""
-
-    visits: int = 100                   # root visits of a full search (reused subtree included)
-    cheap_visits: int = 0               # playout cap randomisation: visits of a cheap search (0: off)
-    full_search_prob: float = 0.25      # with cheap_visits > 0: share of moves given a full search
-    temperature_moves: int = 0          # the first this many moves (plies) sample visits^(1/T)
-    temperature: float = 1.0            # T of those moves; later moves take the most visited
-    noise_epsilon: float = 0.25         # Dirichlet noise weight at the root of full searches (0: off)
-    noise_alpha: float = 10.83          # total Dirichlet concentration (alpha per move = this / legal)
-    resign_threshold: float | None = None   # resign when the root value falls below (None: never)
-    max_moves: int | None = None        # move cap, scored as if passed out (None: engine.rules.move_cap)
-    record_policy: bool = True          # keep visit distributions of full searches
-    root: str = "puct"                  # puct | gumbel (engine.rootsearch: sequential halving, no noise,
-                                        # no temperature; visits = new simulations per move)
-    gumbel_considered: int = 16         # gumbel: moves sampled at the root (m)
-    forced_playouts_k: float = 0.0      # puct: KataGo's forced playouts + target pruning in full searches
-
-    def move_cap(self, size: int) -> int:
-        return self.max_moves if self.max_moves is not None else default_move_cap(size)
 
 
 @dataclass

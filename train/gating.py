@@ -86,12 +86,12 @@ _EPS = 1e-9          # 0.55 * 400 is 220.00000000000003 in floating point
 class GateRule:
     """When a candidate is promoted (see the module docstring)."""
 
-    threshold: float = 0.55
-    max_games: int = 400
-    elo0: float = 0.0
-    elo1: float = 35.0
-    alpha: float = 0.05
-    beta: float = 0.05
+    threshold: float = RunConfig.gate_threshold      # a training run's defaults (train.config)
+    max_games: int = RunConfig.gate_games
+    elo0: float = RunConfig.gate_elo0
+    elo1: float = RunConfig.gate_elo1
+    alpha: float = RunConfig.gate_alpha
+    beta: float = RunConfig.gate_beta
 
     @classmethod
     def from_config(cls, cfg: RunConfig) -> "GateRule":

@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from engine import weights
-from engine.evaluator import TorchEvaluator
+from engine.loading import check_board_size, load_evaluator
 from engine.memory import parse_memory
+from engine.playsettings import DEFAULT_VISITS
 
 #: Engine specs starting with this are our engine in this process, not a GTP command.
 INPROC_PREFIX = "inproc:"
 #: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME,max_memory=512M``).
 INPROC_OPTIONS = ("visits", "device", "name", "max_memory")
 #: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
-DEFAULT_INPROC_VISITS = 400  # as ``python -m engine`` without limits
+DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # as ``python -m engine`` without limits
 
 
 @dataclass(frozen=True)
@@ -116,16 +117,14 @@ class InProcessNets:
         (``engine.weights.WeightsError``) for an unreadable file or a board size
         the net cannot play (Leela Zero nets: 19x19 only)."""
         _, meta = weights.load_any(spec.weights)
-        if meta.get("feature_set") == "lz18" and size != 19:
-            raise ValueError(f"{spec.weights} is a Leela Zero net: it plays 19x19 only")
+        check_board_size(spec.weights, meta, size)
         return meta
 
     def evaluator(self, spec: InProcessSpec) -> Any:
         key = (str(Path(spec.weights).resolve()), spec.device)
         with self._lock:
             if key not in self._evaluators:
-                model, _ = weights.load_any(spec.weights)
-                self._evaluators[key] = TorchEvaluator(
-                    model, device=spec.device, symmetries="random",
+                self._evaluators[key] = load_evaluator(
+                    spec.weights, spec.device, precision=None, symmetries="random",
                     seed=self.seed * 1_000_003 + len(self._evaluators))
             return self._evaluators[key]

@@ -53,7 +53,8 @@ import torch
 
 from engine import sgf, weights
 from engine.core import BLACK, Game, Rules
-from engine.evaluator import TorchEvaluator
+from engine.loading import load_evaluator
+from engine.playsettings import DEFAULT_VISITS
 from train.match_config import EngineSpec, GameSettings, MatchConfig
 from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.report import plot_ladder
@@ -75,7 +76,7 @@ class LadderConfig:
     levels: tuple[int, ...] = (1, 5, 10)
     games: int = 20
     pair_games: int = 10
-    visits: int = 400
+    visits: int = DEFAULT_VISITS
     checkpoints: int = 6
     every_steps: int = 0
     komi: float = 7.0
@@ -346,8 +347,8 @@ def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[
     """Brier score of the net in ``weights_path`` (raw network, Black's winrate before every
     move) against the winners of the games in ``sgf_files`` (unreadable files and games
     without a winner are left out), and of a constant 50% (0.25); None without any position."""
-    net, _ = weights.load(weights_path)
-    ev = TorchEvaluator(net, symmetries="random", seed=0)
+    ev = load_evaluator(weights_path, precision=None, symmetries="random", seed=0,
+                        net=weights.load(weights_path))
     errors: list[float] = []
     games = 0
     for f in sgf_files:
@@ -362,7 +363,7 @@ def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[
         game = Game(rec.size, Rules.preset("chinese", rec.komi))
         planes = []
         for color, point in rec.moves:
-            planes.append((game.features(net.feature_set), game.to_move))
+            planes.append((game.features(ev.feature_set), game.to_move))
             game.play(point, color)
         if not planes:
             continue
@@ -390,15 +391,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="Pachi binary (default: $PACHI, else /work/pachi/pachi if present)")
     ap.add_argument("--pachi-playouts", type=int, nargs="+", default=[], metavar="N",
                     help=f"Pachi anchors pachi-<N>: N playouts a move, one thread (N >= {PACHI_MIN_PLAYOUTS})")
-    ap.add_argument("--games", type=int, default=20, help="games per checkpoint and level (default 20)")
-    ap.add_argument("--pair-games", type=int, default=10,
-                    help="games between consecutive rated checkpoints (default 10; 0: none)")
-    ap.add_argument("--visits", type=int, default=400, help="root visits per move of the checkpoints "
-                                                            "(default 400, as python -m engine)")
-    ap.add_argument("--checkpoints", type=int, default=6, help="evenly spaced checkpoints to rate (default 6)")
-    ap.add_argument("--every-steps", type=int, default=0, help="instead: every checkpoint whose step is a "
-                                                               "multiple of this")
-    ap.add_argument("--komi", type=float, default=7.0)
+    d = LadderConfig()
+    ap.add_argument("--games", type=int, default=d.games,
+                    help=f"games per checkpoint and level (default {d.games})")
+    ap.add_argument("--pair-games", type=int, default=d.pair_games,
+                    help=f"games between consecutive rated checkpoints (default {d.pair_games}; 0: none)")
+    ap.add_argument("--visits", type=int, default=d.visits, help="root visits per move of the checkpoints "
+                                                                 f"(default {d.visits}, as python -m engine)")
+    ap.add_argument("--checkpoints", type=int, default=d.checkpoints,
+                    help=f"evenly spaced checkpoints to rate (default {d.checkpoints})")
+    ap.add_argument("--every-steps", type=int, default=d.every_steps,
+                    help="instead: every checkpoint whose step is a multiple of this")
+    ap.add_argument("--komi", type=float, default=d.komi)
     ap.add_argument("--gnugo", default=GNUGO, help="GNU Go command, {level} is replaced (default: %(default)s)")
     ap.add_argument("--referee", default=REFEREE, help="dead-stone referee command, or 'none' for the "
                                                        "Tromp-Taylor count (default: %(default)s)")

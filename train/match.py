@@ -37,6 +37,8 @@ from pathlib import Path
 import torch
 
 from engine import coords
+from engine.playsettings import DEFAULT_RESIGN
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS
 from train.gtp_client import EngineError, GTPClient, GTPError
 from train.inproc import DEFAULT_INPROC_VISITS
 from train.match_config import EngineSpec, GameSettings, MatchConfig
@@ -104,15 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--visits", type=int, default=DEFAULT_INPROC_VISITS,
                         help="root visits per move of in-process engines without a visits= "
                         f"option (default {DEFAULT_INPROC_VISITS})")
-    parser.add_argument("--resign", type=float, default=0.05, metavar="WINRATE",
+    parser.add_argument("--resign", type=float, default=DEFAULT_RESIGN, metavar="WINRATE",
                         help="in-process engines resign below this root winrate "
-                        "(default 0.05; 0 never)")
+                        f"(default {DEFAULT_RESIGN:g}; 0 never)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads for in-process nets (default: torch's choice)")
     parser.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
     parser.add_argument("--size", type=int, default=19, help="board size (default 19)")
-    parser.add_argument("--komi", type=float, default=7.5, help="komi (default 7.5)")
-    parser.add_argument("--rules", choices=("chinese", "tromp-taylor"), default="chinese")
+    parser.add_argument("--komi", type=float, default=DEFAULT_KOMI, help=f"komi (default {DEFAULT_KOMI:g})")
+    parser.add_argument("--rules", choices=PRESETS, default=DEFAULT_RULES)
     parser.add_argument("--handicap", type=int, default=0, help="fixed handicap stones")
     parser.add_argument("--random-moves", type=int, default=0, metavar="K",
                         help="random legal opening moves, the same for both colours of a pair")

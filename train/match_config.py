@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.core import Rules
+from engine.playsettings import DEFAULT_RESIGN
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
 from train.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
 
 
@@ -23,8 +25,8 @@ class GameSettings:
     """
 
     size: int = 19
-    komi: float = 7.5
-    rules: str = "chinese"
+    komi: float = DEFAULT_KOMI
+    rules: str = DEFAULT_RULES
     handicap: int = 0
     max_moves: int | None = None
     move_time_limit: float | None = None
@@ -84,7 +86,7 @@ class MatchConfig:
     command_timeout: float = 60.0
     progress: bool = True
     visits: int = DEFAULT_INPROC_VISITS
-    resign: float = 0.05
+    resign: float = DEFAULT_RESIGN
 
     def inproc_visits(self, spec: InProcessSpec) -> int:
         return spec.visits if spec.visits is not None else self.visits

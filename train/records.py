@@ -70,6 +70,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from engine import sgf
+from engine.rules import format_result
 from engine.core import BLACK, WHITE, Game, Rules, feature_planes
 from train.rundir import atomic_write
 
@@ -83,16 +84,12 @@ ENDINGS = ("passes", "resign", "move cap") + FORFEITS
 
 def result_text(winner: int, reason: str, score: float) -> str:
     """The SGF/GTP result of a game, the one formatter: ``B+R`` (resignation), ``W+T`` (time),
-    ``B+F`` (crash, illegal move, error), else the count ``B+3.5``, ``W+0.5`` or ``0`` (draw);
-    ``score`` is Black minus White."""
+    ``B+F`` (crash, illegal move, error), else the count as :func:`engine.scoring.format_result`
+    writes it (``B+3.5``, ``W+0.5``, ``0``); ``score`` is Black minus White."""
     if winner in (BLACK, WHITE) and reason not in ("passes", "move cap"):
         letter = "B" if winner == BLACK else "W"
         return f"{letter}+{'R' if reason == 'resign' else 'T' if reason == 'time' else 'F'}"
-    if score > 0:
-        return f"B+{score:g}"
-    if score < 0:
-        return f"W+{-score:g}"
-    return "0"
+    return format_result(score)
 
 
 @dataclass
@@ -146,7 +143,7 @@ class GameRecord:
         return self.reason == "resign"
 
     def rules_value(self) -> Rules:
-        return Rules.preset(self.rules, self.komi) if self.rules in Rules.PRESETS else _parse_rules(self.rules, self.komi)
+        return Rules.from_name(self.rules, self.komi)
 
     @property
     def final_score(self) -> float:
@@ -201,25 +198,6 @@ class GameRecord:
                 out[int(c)].append(name)
         return out
 
-    def winner_min_value(self) -> float:
-        """The lowest root value the eventual winner saw on its own moves (1.0 for a draw or a
-        game without moves by the winner): it would have resigned at any threshold above this.
-        Used to calibrate the resignation threshold on no-resign games."""
-        if self.winner not in (BLACK, WHITE):
-            return 1.0
-        v = self.values[self.colors == self.winner]
-        return float(v.min()) if len(v) else 1.0
-
-    def first_resignation(self, threshold: float) -> int | None:
-        """The colour that would have resigned first at ``threshold`` (None: nobody would)."""
-        below = np.flatnonzero(self.values.astype(np.float32) < threshold)
-        return int(self.colors[below[0]]) if len(below) else None
-
-
-def _parse_rules(name: str, komi: float) -> Rules:
-    """Rules from a ``Rules.name`` that is not a preset (e.g. ``positional-ko``)."""
-    ko = "positional" if name.startswith("positional") else "simple"
-    return Rules(ko=ko, suicide=name.endswith("-suicide"), komi=float(komi))
 
 
 # ---------------------------------------------------------------------------------------------

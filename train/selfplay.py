@@ -45,8 +45,7 @@ import torch
 
 from engine import weights
 from engine.core import BLACK, WHITE, Rules
-from engine.evaluator import TorchEvaluator
-from engine.precision import resolve
+from engine.loading import load_evaluator
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
 from train.records import GameRecord, read_npz, write_npz, write_sgf
@@ -128,10 +127,10 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
     """An agent for the checkpoint at ``path``: a TorchEvaluator (random symmetry per
     evaluation, cache) and self-play search parameters (most visited move after the temperature
     moves: no LCB, as AlphaGo Zero)."""
-    model, _ = weights.load(path)
-    precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
-    ev = TorchEvaluator(model, device=device, symmetries="random", seed=seed, cache_size=cfg.cache_size,
-                        **precision)
+    # Our own checkpoints only (weights.load); the precision measured at a batch of at most 128.
+    ev = load_evaluator(path, device, cfg.board_size, cfg.inference_dtype, batch=min(cfg.batch, 128),
+                        seed=seed, symmetries="random", cache_size=cfg.cache_size, log=_log_stderr,
+                        log_once=True, net=weights.load(path))
     params = cfg.search_params(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
     return Agent(RunDir.model_id(path), ev, params)
 

@@ -12,9 +12,10 @@ import numpy as np
 
 from engine import coords, scoring
 from engine.core import WHITE, Game, color_name, other, parse_color
-from engine.gtp.protocol import _ID, GTPError
+from engine.gtp.protocol import DIGITS, GTPError, color_arg, gtp_command, int_arg, nargs
 from engine.movepolicy import RESIGN
-from engine.player import DEFAULT_VISITS, SearchResult
+from engine.player import SearchResult
+from engine.playsettings import DEFAULT_VISITS
 
 
 @dataclass
@@ -38,6 +39,16 @@ def softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return np.zeros_like(z)
     z = np.exp(z - z[np.isfinite(z)].max())
     return z / z.sum()
+
+
+def policy(evaluator, game: Game, color: int) -> np.ndarray:
+    """Move probabilities (N*N+1) of ``evaluator``'s network for ``color`` to move in ``game``,
+    legal moves only."""
+    g = game.copy()
+    g.set_to_move(color)
+    fs = getattr(evaluator, "feature_set", "rich")
+    ev = evaluator.evaluate(g.features(fs)[None])
+    return softmax(np.asarray(ev.policy[0]), g.legal_mask(color))
 
 
 def root_winrate(tree) -> float:
@@ -79,8 +90,9 @@ def score_leads(evaluator, game: Game, moves: list[int], scores: dict[int, Optio
 
 
 class AnalysisCommands:
-    """The analysis handlers, mixed into :class:`engine.gtp.commands.GTPEngine`: they use its
-    game, evaluator, player, config, streaming replies and ``_genmove``/``_run_search``."""
+    """The analysis handlers of one session (:class:`engine.gtp.commands.GTPEngine`).  They use
+    its public members only: ``game``, ``evaluator``, ``player``, ``config``, ``inputs``,
+    ``stream_begin``/``stream_line``, ``genmove`` and ``run_search``."""
 
     ANALYZE_COMMANDS = (
         "dboard/Policy heatmap/goengine-policy %m",
@@ -91,9 +103,15 @@ class AnalysisCommands:
         "param/Engine parameters/goengine-param",
     )
 
+    def __init__(self, session):
+        self.session = session
+
+    def _vtx(self, point: int) -> str:
+        return coords.to_gtp(point, self.session.game.size)
+
     def _analysis_options(self, args: list[str], need_color: bool) -> AnalysisOptions:
         i = 0
-        color = self.game.to_move
+        color = self.session.game.to_move
         if args:
             try:
                 color = parse_color(args[0])
@@ -104,8 +122,8 @@ class AnalysisCommands:
         elif need_color:
             raise GTPError("syntax error")
         opts = AnalysisOptions(color=color)
-        if i < len(args) and _ID.fullmatch(args[i]):
-            opts.interval = self._int(args[i]) / 100.0
+        if i < len(args) and DIGITS.fullmatch(args[i]):
+            opts.interval = int_arg(args[i]) / 100.0
             i += 1
         while i < len(args):
             key = args[i]
@@ -114,11 +132,11 @@ class AnalysisCommands:
             value = args[i + 1]
             i += 2
             if key == "interval":
-                opts.interval = self._int(value, 0) / 100.0
+                opts.interval = int_arg(value, 0) / 100.0
             elif key == "minmoves":
-                opts.minmoves = self._int(value, 0)
+                opts.minmoves = int_arg(value, 0)
             elif key == "maxmoves":
-                opts.maxmoves = self._int(value, 0)
+                opts.maxmoves = int_arg(value, 0)
             elif key in ("ownership", "ownershipStdev", "movesOwnership", "rootInfo", "pvVisits",
                          "pvEdgeVisits"):
                 if value.lower() not in ("true", "false"):
@@ -168,105 +186,105 @@ class AnalysisCommands:
     def _score_leads(self, game: Game, moves: list[int], scores: dict[int, Optional[float]]) -> None:
         """Fills ``scores`` with the mover's score lead after each of ``moves`` (see
         :func:`score_leads`)."""
-        score_leads(self.evaluator, game, moves, scores)
+        score_leads(self.session.evaluator, game, moves, scores)
 
     def _ownership_text(self, game: Game) -> str:
-        own = scoring.estimate_ownership(game, self.evaluator, playouts=self.config.judge_playouts // 2,
-                                         seed=self.config.seed)
+        own = scoring.estimate_ownership(game, self.session.evaluator, playouts=self.session.config.judge_playouts // 2,
+                                         seed=self.session.config.seed)
         if game.to_move == WHITE:
             own = -own
         return " ".join(_fmt(x) for x in own.ravel())
 
     def _analyze(self, kind: str, args: list[str]) -> str:
         opts = self._analysis_options(args, need_color=False)
-        game = self.game.copy()
+        game = self.session.game.copy()
         if game.to_move != opts.color:
             game.set_to_move(opts.color)
-        self._stream_begin()                  # '=' at once; the ownership may take a moment
+        self.session.stream_begin()                  # '=' at once; the ownership may take a moment
         ownership = self._ownership_text(game) if kind == "kata" and opts.ownership else None
         scores: dict[int, Optional[float]] = {}
 
         def emit(tree) -> None:
-            self._stream_line(self._info_line(kind, tree, game, opts, scores, ownership))
+            self.session.stream_line(self._info_line(kind, tree, game, opts, scores, ownership))
 
-        result = self.player.search(game, visits=self.config.max_analysis_visits,
-                                    stop=self.inputs.has_input if self.inputs else (lambda: True),
+        result = self.session.player.search(game, visits=self.session.config.max_analysis_visits,
+                                    stop=self.session.inputs.has_input if self.session.inputs else (lambda: True),
                                     callback=emit if opts.interval > 0 else None,
                                     callback_interval=max(opts.interval, 0.01),
-                                    min_visits=max(1, self.config.analysis_min_visits))
+                                    min_visits=max(1, self.session.config.analysis_min_visits))
         del result
-        emit(self.player.search_tree)
-        if self.inputs is not None and not self.inputs.has_input():
-            self.inputs.wait()      # the search ran out; the analysis still ends only at input
+        emit(self.session.player.search_tree)
+        if self.session.inputs is not None and not self.session.inputs.has_input():
+            self.session.inputs.wait()      # the search ran out; the analysis still ends only at input
         return ""
 
     def _genmove_analyze(self, kind: str, args: list[str]) -> str:
         opts = self._analysis_options(args, need_color=True)
-        game_before = self.game.copy()
+        game_before = self.session.game.copy()
         game_before.set_to_move(opts.color)
-        self._stream_begin()
+        self.session.stream_begin()
         ownership = None
         if kind == "kata" and opts.ownership:
             ownership = self._ownership_text(game_before)
         scores: dict[int, Optional[float]] = {}
 
         def emit(tree) -> None:
-            self._stream_line(self._info_line(kind, tree, game_before, opts, scores, ownership))
+            self.session.stream_line(self._info_line(kind, tree, game_before, opts, scores, ownership))
 
-        move = self._genmove(opts.color, callback=emit if opts.interval > 0 else None,
-                             interval=opts.interval if opts.interval > 0 else 1.0)
-        if opts.interval <= 0 and self.player.search_tree is not None:
-            emit(self.player.search_tree)
-        self._ponder_next = move != RESIGN
+        move, _ = self.session.genmove(opts.color, callback=emit if opts.interval > 0 else None,
+                                       interval=opts.interval if opts.interval > 0 else 1.0,
+                                       ponder=True)
+        if opts.interval <= 0 and self.session.player.search_tree is not None:
+            emit(self.session.player.search_tree)
         return "play " + ("resign" if move == RESIGN else self._vtx(move))
 
+    @gtp_command("lz-analyze")
     def cmd_lz_analyze(self, args: list[str]) -> str:
         return self._analyze("lz", args)
 
+    @gtp_command("kata-analyze")
     def cmd_kata_analyze(self, args: list[str]) -> str:
         return self._analyze("kata", args)
 
+    @gtp_command("lz-genmove_analyze")
     def cmd_lz_genmove_analyze(self, args: list[str]) -> str:
         return self._genmove_analyze("lz", args)
 
+    @gtp_command("kata-genmove_analyze")
     def cmd_kata_genmove_analyze(self, args: list[str]) -> str:
         return self._genmove_analyze("kata", args)
 
     # -- GoGui ------------------------------------------------------------------------------
+    @gtp_command("gogui-analyze_commands")
     def cmd_gogui_analyze_commands(self, args: list[str]) -> str:
         return "\n".join(self.ANALYZE_COMMANDS)
 
+    @gtp_command("gogui-interrupt")
     def cmd_gogui_interrupt(self, args: list[str]) -> str:
         return ""
 
     def _analysis_color(self, args: list[str]) -> int:
-        self._nargs(args, 0, 1)
-        return self._color(args[0]) if args else self.game.to_move
-
-    def _policy(self, color: int) -> np.ndarray:
-        """Move probabilities (N*N+1) of the network for ``color`` to move, legal moves only."""
-        g = self.game.copy()
-        g.set_to_move(color)
-        fs = getattr(self.evaluator, "feature_set", "rich")
-        ev = self.evaluator.evaluate(g.features(fs)[None])
-        return softmax(np.asarray(ev.policy[0]), g.legal_mask(color))
+        nargs(args, 0, 1)
+        return color_arg(args[0]) if args else self.session.game.to_move
 
     def _board_rows(self, values: np.ndarray, fmt: Callable[[float], str]) -> str:
-        size = self.game.size
+        size = self.session.game.size
         v = np.asarray(values).reshape(size, size)
         return "\n" + "\n".join(" ".join(fmt(x) for x in row) for row in v)
 
+    @gtp_command("goengine-policy")
     def cmd_goengine_policy(self, args: list[str]) -> str:
         """dboard: policy probability of each point relative to the best move (1.0)."""
-        probs = self._policy(self._analysis_color(args))
-        n2 = self.game.size ** 2
+        probs = policy(self.session.evaluator, self.session.game, self._analysis_color(args))
+        n2 = self.session.game.size ** 2
         top = probs.max() if probs.max() > 0 else 1.0
         return self._board_rows(probs[:n2] / top, lambda x: f"{x:.3f}")
 
+    @gtp_command("goengine-policy_gfx")
     def cmd_goengine_policy_gfx(self, args: list[str]) -> str:
         """gfx: INFLUENCE by policy relative to the best move, LABEL with percentages."""
-        probs = self._policy(self._analysis_color(args))
-        n2 = self.game.size ** 2
+        probs = policy(self.session.evaluator, self.session.game, self._analysis_color(args))
+        n2 = self.session.game.size ** 2
         top = probs.max() if probs.max() > 0 else 1.0
         order = [int(p) for p in np.argsort(-probs[:n2], kind="stable") if probs[p] > 0]
         influence = " ".join(f"{self._vtx(p)} {probs[p] / top:.2f}" for p in order)
@@ -279,29 +297,32 @@ class AnalysisCommands:
         lines.append(f"TEXT pass {100 * probs[n2]:.1f}%")
         return "\n".join(lines)
 
+    @gtp_command("goengine-ownership")
     def cmd_goengine_ownership(self, args: list[str]) -> str:
         """dboard: ownership, +1 Black to -1 White."""
         color = self._analysis_color(args)
-        g = self.game.copy()
+        g = self.session.game.copy()
         g.set_to_move(color)
-        own = scoring.estimate_ownership(g, self.evaluator, playouts=self.config.judge_playouts // 2,
-                                         seed=self.config.seed)
+        own = scoring.estimate_ownership(g, self.session.evaluator, playouts=self.session.config.judge_playouts // 2,
+                                         seed=self.session.config.seed)
         return self._board_rows(own, lambda x: _fmt(x, 2))
 
     def _visit_search(self, args: list[str]) -> tuple[Game, SearchResult]:
         color = self._analysis_color(args)
-        g = self.game.copy()
+        g = self.session.game.copy()
         g.set_to_move(color)
-        cfg = self.config
+        cfg = self.session.config
         visits = cfg.visits if (cfg.visits or cfg.seconds or cfg.playouts) else DEFAULT_VISITS
-        result = self._run_search(g, visits, cfg.seconds, cfg.playouts)
+        result = self.session.run_search(g, visits, cfg.seconds, cfg.playouts)
         return g, result
 
+    @gtp_command("goengine-visits")
     def cmd_goengine_visits(self, args: list[str]) -> str:
         """pspairs: root visits of every visited move."""
         _, result = self._visit_search(args)
         return " ".join(f"{self._vtx(c.move)} {c.visits}" for c in result.children if c.visits > 0)
 
+    @gtp_command("goengine-pv")
     def cmd_goengine_pv(self, args: list[str]) -> str:
         """var: the principal variation, colour-prefixed."""
         g, result = self._visit_search(args)

@@ -1,14 +1,15 @@
 """The GTP engine's command table: ``python -m engine`` speaks the Go Text Protocol on
 stdin/stdout through :class:`GTPEngine`.
 
-The protocol (framing, parsing, the handler table, input while thinking) is
-:mod:`engine.gtp.protocol`; the analysis commands are :mod:`engine.gtp.analysis`.
+The protocol (framing, parsing, the command table, input while thinking) is
+:mod:`engine.gtp.protocol`.  The session's own handlers are here; the analysis commands
+(:mod:`engine.gtp.analysis`) and the parameter commands (:mod:`engine.gtp.params`) are concerns
+of their own that use the session's public methods, and the table holds all three.
 Resignation, passing and clean-up moves are decided by :mod:`engine.movepolicy` after each
 search.  Pondering (``--ponder``) searches after our genmove until the next line arrives.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, TextIO
@@ -19,11 +20,13 @@ import engine
 from engine import coords, movepolicy, scoring, sgf
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other)
-from engine.gtp.analysis import AnalysisCommands
-from engine.gtp.protocol import _ID, _VERTEX_SHAPE, GTPError, GTPServer
-from engine.memory import format_memory
-from engine.movepolicy import DEFAULT_RESIGN, RESIGN
-from engine.player import DEFAULT_VISITS, Player, SearchResult
+from engine.gtp.analysis import AnalysisCommands, policy
+from engine.gtp.params import ParamCommands
+from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, GTPServer, color_arg, float_arg,
+                                 gtp_command, int_arg, nargs)
+from engine.movepolicy import RESIGN
+from engine.player import Player, SearchResult
+from engine.playsettings import DEFAULT_RESIGN, DEFAULT_VISITS
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules
 from engine.timecontrol import TimeControl
 
@@ -103,22 +106,14 @@ def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
     return game, handicap
 
 
-class GTPEngine(GTPServer, AnalysisCommands):
+class GTPEngine(GTPServer):
     """One GTP session.  ``evaluator_for(size)`` returns the evaluator to play ``size`` with
-    (ValueError when the size is not supported); everything else comes from ``config``."""
+    (ValueError when the size is not supported); everything else comes from ``config``.
 
-    COMMANDS = (
-        "protocol_version", "name", "version", "known_command", "list_commands", "quit",
-        "boardsize", "clear_board", "komi", "play", "genmove", "reg_genmove", "undo", "gg-undo",
-        "showboard", "final_score", "final_status_list",
-        "fixed_handicap", "place_free_handicap", "set_free_handicap",
-        "time_settings", "kgs-time_settings", "time_left",
-        "loadsgf", "printsgf", "kgs-rules", "goengine-rules", "kgs-genmove_cleanup",
-        "lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze",
-        "gogui-analyze_commands", "gogui-interrupt",
-        "goengine-policy", "goengine-policy_gfx", "goengine-ownership", "goengine-visits",
-        "goengine-pv", "goengine-param", "cputime",
-    )
+    Its command table holds the session's handlers, then :attr:`analysis`'s, then
+    :attr:`params`'s; ``list_commands`` lists them in that order (:attr:`COMMANDS`)."""
+
+    COMMANDS: tuple[str, ...] = ()      # set below from the three concerns' handlers
 
     def __init__(self, evaluator_for: Callable[[int], Any], config: EngineConfig | None = None,
                  stdin=None, stdout: TextIO | None = None, stderr: TextIO | None = None,
@@ -132,11 +127,14 @@ class GTPEngine(GTPServer, AnalysisCommands):
         self.resigned: int | None = None    # colour that resigned, for printsgf
         self._judgement: tuple[Any, scoring.Judgement] | None = None
         self._ponder_next = False
-        self._last_result: SearchResult | None = None
         self.evaluator = None
         self.player: Player | None = None
         self.game = Game(self.config.size, Rules.preset(self.config.rules, self.config.komi))
         self._use_evaluator(self.config.size)
+        self.analysis = AnalysisCommands(self)
+        self.params = ParamCommands(self)
+        for concern in (self, self.analysis, self.params):
+            self.commands.add(concern)
 
     def warm_up(self) -> None:
         """One evaluation of the current position, so the first genmove does not pay for the
@@ -155,19 +153,16 @@ class GTPEngine(GTPServer, AnalysisCommands):
         ev = self.evaluator_for(size)
         key = id(ev)
         if key not in self._players:
-            self._players[key] = Player(ev, self._search_params(), batch=self.config.batch,
+            self._players[key] = Player(ev, self.config.search, batch=self.config.batch,
                                         seed=self.config.seed, threads=self.config.threads)
         self.evaluator = ev
         self.player = self._players[key]
-
-    def _search_params(self) -> SearchParams:
-        return dataclasses.replace(self.config.search, resign_threshold=-1.0)
 
     def _vertex(self, text: str) -> int:
         try:
             return coords.from_gtp(text, self.game.size)
         except ValueError:
-            if _VERTEX_SHAPE.fullmatch(text):
+            if VERTEX_SHAPE.fullmatch(text):
                 raise GTPError("illegal move") from None   # a vertex, but not on this board
             raise GTPError("syntax error") from None
 
@@ -182,7 +177,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
         self.clock.reset()
         self.player.clear()
 
-    def _set_rules(self, rules: Rules) -> None:
+    def set_rules(self, rules: Rules) -> None:
         """Replays the game under ``rules`` (komi is part of the rules)."""
         if rules == self.game.rules:
             return
@@ -208,29 +203,36 @@ class GTPEngine(GTPServer, AnalysisCommands):
         return verdict
 
     # -- core commands ----------------------------------------------------------------------
+    @gtp_command("protocol_version")
     def cmd_protocol_version(self, args: list[str]) -> str:
         return "2"
 
+    @gtp_command("name")
     def cmd_name(self, args: list[str]) -> str:
         return ENGINE_NAME
 
+    @gtp_command("version")
     def cmd_version(self, args: list[str]) -> str:
         return engine.__version__
 
+    @gtp_command("known_command")
     def cmd_known_command(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        return "true" if args[0] in self.COMMANDS else "false"
+        nargs(args, 1)
+        return "true" if args[0] in self.commands else "false"
 
+    @gtp_command("list_commands")
     def cmd_list_commands(self, args: list[str]) -> str:
-        return "\n".join(self.COMMANDS)
+        return "\n".join(self.commands.names())
 
+    @gtp_command("quit")
     def cmd_quit(self, args: list[str]) -> str:
         self._quit = True
         return ""
 
+    @gtp_command("boardsize")
     def cmd_boardsize(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        size = self._int(args[0])
+        nargs(args, 1)
+        size = int_arg(args[0])
         try:
             if not 2 <= size <= 19:
                 raise ValueError
@@ -240,62 +242,63 @@ class GTPEngine(GTPServer, AnalysisCommands):
         self._new_game(size, self.game.rules)
         return ""
 
+    @gtp_command("clear_board")
     def cmd_clear_board(self, args: list[str]) -> str:
         self._new_game(self.game.size, self.game.rules)
         return ""
 
+    @gtp_command("komi")
     def cmd_komi(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        komi = self._float(args[0])
+        nargs(args, 1)
+        komi = float_arg(args[0])
         if abs(komi) > 1000:
             raise GTPError("syntax error")
-        self._set_rules(self.game.rules.with_komi(komi))
+        self.set_rules(self.game.rules.with_komi(komi))
         return ""
 
+    @gtp_command("play")
     def cmd_play(self, args: list[str]) -> str:
-        self._nargs(args, 2)
-        color = self._color(args[0])
+        nargs(args, 2)
+        color = color_arg(args[0])
         point = self._vertex(args[1])
         self.game.play(point, color)
         self.resigned = None
         return ""
 
+    @gtp_command("genmove")
     def cmd_genmove(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        color = self._color(args[0])
-        move = self._genmove(color)
-        self._ponder_next = move != RESIGN
+        nargs(args, 1)
+        color = color_arg(args[0])
+        move, _ = self.genmove(color, ponder=True)
         return "resign" if move == RESIGN else self._vtx(move)
 
+    @gtp_command("reg_genmove")
     def cmd_reg_genmove(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        color = self._color(args[0])
-        move = self._genmove(color, play=False)
+        nargs(args, 1)
+        color = color_arg(args[0])
+        move, _ = self.genmove(color, play=False)
         return "resign" if move == RESIGN else self._vtx(move)
 
-    def cmd_kgs_genmove_cleanup(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        color = self._color(args[0])
-        move = self._genmove(color, cleanup=True)
-        return "resign" if move == RESIGN else self._vtx(move)
-
+    @gtp_command("undo")
     def cmd_undo(self, args: list[str]) -> str:
-        self._nargs(args, 0)
+        nargs(args, 0)
         if not self.game.moves:
             raise GTPError("cannot undo")
         self.game.undo()
         self.resigned = None
         return ""
 
+    @gtp_command("gg-undo")
     def cmd_gg_undo(self, args: list[str]) -> str:
-        self._nargs(args, 0, 1)
-        n = self._int(args[0], 0) if args else 1
+        nargs(args, 0, 1)
+        n = int_arg(args[0], 0) if args else 1
         if n > len(self.game.moves):
             raise GTPError("cannot undo")
         for _ in range(n):
             self.game.undo()
         return ""
 
+    @gtp_command("showboard")
     def cmd_showboard(self, args: list[str]) -> str:
         g = self.game
         lines = str(g).split("\n")
@@ -304,11 +307,13 @@ class GTPEngine(GTPServer, AnalysisCommands):
         lines.append(f"captures: Black {g.captures(BLACK)}, White {g.captures(WHITE)}")
         return "\n" + "\n".join(lines)
 
+    @gtp_command("final_score")
     def cmd_final_score(self, args: list[str]) -> str:
         return self._judge().result()
 
+    @gtp_command("final_status_list")
     def cmd_final_status_list(self, args: list[str]) -> str:
-        self._nargs(args, 1)
+        nargs(args, 1)
         status = args[0].lower()
         if status not in ("alive", "dead", "seki"):
             raise GTPError("syntax error")
@@ -327,9 +332,10 @@ class GTPEngine(GTPServer, AnalysisCommands):
         if self.game.moves or (self.game.stones() != EMPTY).any():
             raise GTPError("board not empty")
 
+    @gtp_command("fixed_handicap")
     def cmd_fixed_handicap(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        n = self._int(args[0])
+        nargs(args, 1)
+        n = int_arg(args[0])
         self._require_empty()
         try:
             if n == 0:
@@ -339,9 +345,10 @@ class GTPEngine(GTPServer, AnalysisCommands):
             raise GTPError("invalid handicap") from None
         return self._place_handicap(points)
 
+    @gtp_command("place_free_handicap")
     def cmd_place_free_handicap(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        n = self._int(args[0])
+        nargs(args, 1)
+        n = int_arg(args[0])
         size = self.game.size
         self._require_empty()
         if not 2 <= n < size * size:
@@ -353,7 +360,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
         points = points[:n]
         if len(points) < n:
             # The rest where the policy likes Black's stones best, off the edge, not touching.
-            probs = self._policy(BLACK)[: size * size]
+            probs = policy(self.evaluator, self.game, BLACK)[: size * size]
             taken = set(points)
             order = np.argsort(-probs, kind="stable")
             nbrs = scoring.neighbours(size)
@@ -372,6 +379,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
                     taken.add(p)
         return self._place_handicap(points)
 
+    @gtp_command("set_free_handicap")
     def cmd_set_free_handicap(self, args: list[str]) -> str:
         if len(args) < 2:
             raise GTPError("syntax error")
@@ -391,47 +399,48 @@ class GTPEngine(GTPServer, AnalysisCommands):
         return ""
 
     # -- time -------------------------------------------------------------------------------
+    @gtp_command("time_settings")
     def cmd_time_settings(self, args: list[str]) -> str:
-        self._nargs(args, 3)
-        main, byo = self._float(args[0]), self._float(args[1])
-        stones = self._int(args[2], 0)
+        nargs(args, 3)
+        main, byo = float_arg(args[0]), float_arg(args[1])
+        stones = int_arg(args[2], 0)
         try:
             self.clock.set_gtp(main, byo, stones)
         except ValueError:
             raise GTPError("syntax error") from None
         return ""
 
+    @gtp_command("kgs-time_settings")
     def cmd_kgs_time_settings(self, args: list[str]) -> str:
         if not args:
             raise GTPError("syntax error")
-        values = [self._float(a) for a in args[1:]]
+        values = [float_arg(a) for a in args[1:]]
         try:
             self.clock.set_kgs(args[0], values)
         except ValueError:
             raise GTPError("syntax error") from None
         return ""
 
+    @gtp_command("time_left")
     def cmd_time_left(self, args: list[str]) -> str:
-        self._nargs(args, 3)
-        color = self._color(args[0])
-        seconds = self._float(args[1])
-        stones = self._int(args[2], 0)
+        nargs(args, 3)
+        color = color_arg(args[0])
+        seconds = float_arg(args[1])
+        stones = int_arg(args[2], 0)
         try:
             self.clock.time_left(color, seconds, stones)
         except ValueError:
             raise GTPError("syntax error") from None
         return ""
 
-    def cmd_cputime(self, args: list[str]) -> str:
-        return f"{time.process_time():.3f}"
-
     # -- SGF --------------------------------------------------------------------------------
+    @gtp_command("loadsgf")
     def cmd_loadsgf(self, args: list[str]) -> str:
-        self._nargs(args, 1, 2)
+        nargs(args, 1, 2)
         move_number, vertex = None, None
         if len(args) == 2:
-            if _ID.fullmatch(args[1]):
-                move_number = self._int(args[1])
+            if DIGITS.fullmatch(args[1]):
+                move_number = int_arg(args[1])
             else:
                 vertex = args[1]
         try:
@@ -458,8 +467,9 @@ class GTPEngine(GTPServer, AnalysisCommands):
         self.player.clear()
         return "black" if game.to_move == BLACK else "white"
 
+    @gtp_command("printsgf")
     def cmd_printsgf(self, args: list[str]) -> str:
-        self._nargs(args, 0, 1)
+        nargs(args, 0, 1)
         result = None
         if self.resigned is not None:
             result = f"{color_name(other(self.resigned))}+R"
@@ -476,22 +486,32 @@ class GTPEngine(GTPServer, AnalysisCommands):
         return text
 
     # -- rules ------------------------------------------------------------------------------
-    def _rules_named(self, name: str) -> Rules:
+    def rules_named(self, name: str) -> Rules:
+        """The rules a client names (KGS's and ours), with the game's komi."""
         key = client_rules(name)
         if key is None:
             raise GTPError("unknown rules")
         return Rules.preset(key, self.game.rules.komi)
 
+    @gtp_command("kgs-rules")
     def cmd_kgs_rules(self, args: list[str]) -> str:
-        self._nargs(args, 1)
-        self._set_rules(self._rules_named(args[0]))
+        nargs(args, 1)
+        self.set_rules(self.rules_named(args[0]))
         return ""
 
+    @gtp_command("goengine-rules")
     def cmd_goengine_rules(self, args: list[str]) -> str:
-        self._nargs(args, 0, 1)
+        nargs(args, 0, 1)
         if args:
-            self._set_rules(self._rules_named(args[0]))
+            self.set_rules(self.rules_named(args[0]))
         return self.game.rules.name
+
+    @gtp_command("kgs-genmove_cleanup")
+    def cmd_kgs_genmove_cleanup(self, args: list[str]) -> str:
+        nargs(args, 1)
+        color = color_arg(args[0])
+        move, _ = self.genmove(color, cleanup=True)
+        return "resign" if move == RESIGN else self._vtx(move)
 
     # -- search -----------------------------------------------------------------------------
     def _limits(self, color: int) -> tuple[Optional[int], Optional[float], Optional[int]]:
@@ -505,9 +525,11 @@ class GTPEngine(GTPServer, AnalysisCommands):
             visits = DEFAULT_VISITS
         return visits, seconds, playouts
 
-    def _run_search(self, game: Game, visits: Optional[int], seconds: Optional[float],
+    def run_search(self, game: Game, visits: Optional[int], seconds: Optional[float],
                     playouts: Optional[int], stop=None, callback=None, interval: float = 1.0,
                     min_visits: int = 1) -> SearchResult:
+        """Searches ``game`` within the limits (``playouts``: new visits beyond the tree's); the
+        engine's default visits when nothing else limits it."""
         tree = self.player.sync(game)
         if playouts is not None:
             target = tree.visits + playouts
@@ -518,18 +540,18 @@ class GTPEngine(GTPServer, AnalysisCommands):
                                   callback=callback, callback_interval=max(interval, 0.01),
                                   min_visits=min_visits)
 
-    def _genmove(self, color: int, play: bool = True, cleanup: bool = False,
-                 callback=None, interval: float = 1.0) -> int:
-        """Searches for ``color`` and returns the move (RESIGN to resign); plays it if ``play``."""
+    def genmove(self, color: int, play: bool = True, cleanup: bool = False, callback=None,
+                interval: float = 1.0, ponder: bool = False) -> tuple[int, SearchResult]:
+        """Searches for ``color`` and returns (the move, RESIGN to resign; the search); plays it
+        if ``play``.  ``ponder``: ponder after this reply (``--ponder``) unless it resigns."""
         t0 = time.monotonic()
         game = self.game if play else self.game.copy()
         if game.to_move != color:
             game.set_to_move(color)
         visits, seconds, playouts = self._limits(color)
         stop = self.inputs.interrupted.is_set if self.inputs is not None else None
-        result = self._run_search(game, visits, seconds, playouts, stop=stop,
-                                  callback=callback, interval=interval)
-        self._last_result = result
+        result = self.run_search(game, visits, seconds, playouts, stop=stop,
+                                 callback=callback, interval=interval)
         move = self._choose(game, color, result, cleanup)
         if callback is not None and self.player.search_tree is not None:
             callback(self.player.search_tree)
@@ -540,7 +562,8 @@ class GTPEngine(GTPServer, AnalysisCommands):
             if move == RESIGN:
                 self.resigned = color
         self._summary(game.size, color, result, move, time.monotonic() - t0)
-        return move
+        self._ponder_next = ponder and move != RESIGN
+        return move, result
 
     def _summary(self, size: int, color: int, result: SearchResult, move: int, seconds: float) -> None:
         if self.config.quiet and self.logfile is None:
@@ -571,68 +594,25 @@ class GTPEngine(GTPServer, AnalysisCommands):
         except Exception as exc:   # pondering is best effort
             self.info(f"pondering stopped: {exc}")
 
-    PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
-              "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
-              "rules")
+    # -- settings the parameter commands change -----------------------------------------------
+    def set_lag_buffer(self, seconds: float) -> None:
+        self.config.lag_buffer = seconds
+        self.clock.lag = seconds
 
-    def cmd_goengine_param(self, args: list[str]) -> str:
-        """Without arguments: GoGui's parameter list; ``goengine-param KEY VALUE`` sets one."""
-        cfg = self.config
-        if not args:
-            def opt(v):
-                return 0 if v is None else v
-            return "\n".join([
-                f"[string] visits {opt(cfg.visits)}",
-                f"[string] playouts {opt(cfg.playouts)}",
-                f"[string] time {opt(cfg.seconds):g}",
-                f"[string] resign {cfg.resign:g}",
-                f"[bool] ponder {int(cfg.ponder)}",
-                f"[string] lag_buffer {cfg.lag_buffer:g}",
-                f"[string] batch {cfg.batch}",
-                f"[string] analysis_min_visits {cfg.analysis_min_visits}",
-                f"[string] judge_playouts {cfg.judge_playouts}",
-                f"[string] c_puct {cfg.search.c_puct:g}",
-                f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
-                f"[string] lcb_z {cfg.search.lcb_z:g}",
-                f"[string] max_memory {format_memory(cfg.search.max_memory)}",
-                f"[list/chinese/tromp-taylor] rules {self.game.rules.name}",
-            ])
-        if len(args) != 2 or args[0] not in self.PARAMS:
-            raise GTPError("syntax error")
-        key, value = args
-        if key in ("visits", "playouts"):
-            n = self._int(value, 0)
-            setattr(cfg, key, n or None)
-        elif key == "time":
-            t = self._float(value)
-            cfg.seconds = t if t > 0 else None
-        elif key == "resign":
-            r = self._float(value)
-            if not 0 <= r < 1:
-                raise GTPError("syntax error")
-            cfg.resign = r
-        elif key == "ponder":
-            if value.lower() not in ("0", "1", "true", "false"):
-                raise GTPError("syntax error")
-            cfg.ponder = value.lower() in ("1", "true")
-        elif key == "lag_buffer":
-            cfg.lag_buffer = max(0.0, self._float(value))
-            self.clock.lag = cfg.lag_buffer
-        elif key == "batch":
-            cfg.batch = max(1, self._int(value, 1))
-            for p in self._players.values():
-                p.batch = cfg.batch
-                p.clear()
-        elif key == "analysis_min_visits":
-            cfg.analysis_min_visits = self._int(value, 0)
-        elif key == "judge_playouts":
-            cfg.judge_playouts = max(1, self._int(value, 1))
-            self._judgement = None
-        elif key == "rules":
-            self._set_rules(self._rules_named(value))
-        else:
-            v = self._memory(value) if key == "max_memory" else self._float(value)
-            cfg.search = dataclasses.replace(cfg.search, **{key: v})
-            for p in self._players.values():
-                p.set_params(self._search_params())
-        return ""
+    def set_batch(self, batch: int) -> None:
+        self.config.batch = batch
+        for p in self._players.values():
+            p.batch = batch
+            p.clear()
+
+    def set_judge_playouts(self, playouts: int) -> None:
+        self.config.judge_playouts = playouts
+        self._judgement = None
+
+    def set_search(self, search: SearchParams) -> None:
+        self.config.search = search
+        for p in self._players.values():
+            p.set_params(search)
+
+
+GTPEngine.COMMANDS = CommandTable.names_of(GTPEngine, AnalysisCommands, ParamCommands)

@@ -11,10 +11,12 @@ gogui-twogtp send and parse).
   A line longer than ``MAX_LINE_BYTES`` gets one reply, ``? line too long`` (none when it is a
   comment line), and the rest of it is discarded.  Numeric arguments longer than
   ``MAX_NUMBER_CHARS`` characters are syntax errors.
-- **A table of handlers.** Every name in :attr:`GTPEngine.COMMANDS` is answered by the method
-  ``cmd_<name>`` with ``-`` read as ``_``; ``list_commands`` and ``known_command`` come from the
-  table.  A handler returns the reply text or raises :class:`GTPError` (``? message``); any other
-  exception becomes ``? internal error: ...`` and the engine goes on.
+- **A table of handlers.** A method marked ``@gtp_command("name")`` answers that command; a
+  :class:`CommandTable` collects the marked methods of each concern object (the session, its
+  analysis and its parameters), in the order they are added and defined, and ``list_commands``
+  and ``known_command`` come from it.  A handler returns the reply text or raises
+  :class:`GTPError` (``? message``); any other exception becomes ``? internal error: ...`` and
+  the engine goes on.
 - **Input while thinking.** A reader thread feeds stdin lines into :class:`InputReader`.  The
   analysis commands (``lz-analyze``, ``kata-analyze``) stream ``info`` lines until ANY line arrives,
   then end their reply with the empty line and leave that line to be answered normally.  A line
@@ -30,7 +32,7 @@ import re
 import sys
 import threading
 import time
-from typing import Optional, TextIO
+from typing import Callable, Optional, TextIO
 
 from engine.core import IllegalMoveError, parse_color
 from engine.errors import NetworkOutputError
@@ -39,8 +41,8 @@ from engine.memory import parse_memory
 MAX_LINE_BYTES = 1 << 20      # a longer input line gets one "? line too long"; its rest is dropped
 MAX_NUMBER_CHARS = 100        # a longer numeric argument is a syntax error (no int() of 4,300 digits)
 
-_ID = re.compile(r"[0-9]+")
-_VERTEX_SHAPE = re.compile(r"[A-Za-z][0-9]+")
+DIGITS = re.compile(r"[0-9]+")                  # an id, or a number that is not a vertex
+VERTEX_SHAPE = re.compile(r"[A-Za-z][0-9]+")    # a vertex on some board
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -178,7 +180,7 @@ def parse_command(line: str) -> Optional[tuple[Optional[str], str, list[str]]]:
     if not tokens:
         return None
     cmd_id = None
-    if _ID.fullmatch(tokens[0]):
+    if DIGITS.fullmatch(tokens[0]):
         cmd_id = tokens[0].lstrip("0") or "0"
         tokens = tokens[1:]
     if not tokens:
@@ -201,12 +203,60 @@ def _clean_reply(text: str) -> str:
 # The server
 
 
-class GTPServer:
-    """Reads command lines, dispatches them to ``cmd_<name>`` handlers (names in
-    :attr:`COMMANDS`, ``-`` read as ``_``) and frames the replies.  Subclasses add the
-    handlers; :class:`engine.gtp.commands.GTPEngine` is the engine's."""
+def gtp_command(name: str) -> Callable[[Callable], Callable]:
+    """Marks a method as the handler of the GTP command ``name`` (the exact name clients send)."""
+    def mark(method: Callable) -> Callable:
+        method.gtp_command = name          # type: ignore[attr-defined]
+        return method
+    return mark
 
-    COMMANDS: tuple[str, ...] = ()
+
+class CommandTable:
+    """GTP command names and their handlers: the methods marked with :func:`gtp_command` on
+    each concern object added, in the order the concerns are added and, within one, the order
+    its class (bases first) defines them.  A name handled twice is an error."""
+
+    def __init__(self, *concerns: object):
+        self._handlers: dict[str, Callable[[list[str]], str]] = {}
+        for concern in concerns:
+            self.add(concern)
+
+    @staticmethod
+    def marked(cls: type) -> list[tuple[str, str]]:
+        """(command name, attribute name) of every handler ``cls`` defines or inherits."""
+        found: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                name = getattr(value, "gtp_command", None)
+                if isinstance(name, str):
+                    found[name] = attr
+        return list(found.items())
+
+    @classmethod
+    def names_of(cls, *concern_types: type) -> tuple[str, ...]:
+        """The names a table of concerns of these types lists, in its order."""
+        return tuple(name for t in concern_types for name, _ in cls.marked(t))
+
+    def add(self, concern: object) -> None:
+        for name, attr in self.marked(type(concern)):
+            if name in self._handlers:
+                raise ValueError(f"GTP command {name!r} has two handlers")
+            self._handlers[name] = getattr(concern, attr)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._handlers)
+
+    def handler(self, name: str) -> Optional[Callable[[list[str]], str]]:
+        return self._handlers.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._handlers
+
+
+class GTPServer:
+    """Reads command lines, dispatches them to the handlers in :attr:`commands` and frames the
+    replies.  Subclasses add their concerns to the table; :class:`engine.gtp.commands.GTPEngine`
+    is the engine's."""
 
     def __init__(self, stdin=None, stdout: TextIO | None = None, stderr: TextIO | None = None,
                  log: TextIO | None = None, quiet: bool = False):
@@ -216,15 +266,12 @@ class GTPServer:
         self.logfile = log
         self.quiet = quiet                  # no diagnostics on stderr (the log still gets them)
         self.inputs: InputReader | None = None
+        self.commands = CommandTable()
         self._streaming = False
         self._quit = False
         self._cmd_id: Optional[str] = None
 
     # -- plumbing ---------------------------------------------------------------------------
-    @classmethod
-    def handler_name(cls, name: str) -> str:
-        return "cmd_" + name.replace("-", "_")
-
     def _write(self, text: str) -> None:
         try:
             self.out.write(text)
@@ -251,12 +298,12 @@ class GTPServer:
             except (ValueError, OSError):
                 pass
 
-    def _stream_begin(self) -> None:
+    def stream_begin(self) -> None:
         """Starts a streamed reply: ``=[id]`` now, lines later, the empty line at the end."""
         self._write("=" + ("" if self._cmd_id is None else str(self._cmd_id)) + " \n")
         self._streaming = True
 
-    def _stream_line(self, line: str) -> None:
+    def stream_line(self, line: str) -> None:
         if line:
             self._write(line + "\n")
 
@@ -314,9 +361,9 @@ class GTPServer:
     def execute(self, cmd_id: Optional[str], name: str, args: list[str]) -> tuple[bool, str]:
         """Runs one command; (success, reply text).  Never raises."""
         self._cmd_id = cmd_id
-        if name not in self.COMMANDS:
+        handler = self.commands.handler(name)
+        if handler is None:
             return False, "unknown command"
-        handler = getattr(self, self.handler_name(name))
         try:
             return True, handler(args) or ""
         except GTPError as exc:
@@ -341,44 +388,49 @@ class GTPServer:
             raise GTPError(text)
         return text
 
-    # -- argument helpers -------------------------------------------------------------------
-    @staticmethod
-    def _nargs(args: list[str], lo: int, hi: int | None = None) -> None:
-        hi = lo if hi is None else hi
-        if not lo <= len(args) <= hi:
-            raise GTPError("syntax error")
 
-    @staticmethod
-    def _color(text: str) -> int:
-        try:
-            return parse_color(text)
-        except ValueError:
-            raise GTPError("syntax error") from None
-    @staticmethod
-    def _int(text: str, lo: int | None = None) -> int:
-        """Every integer argument: ASCII digits with an optional sign, at most
-        ``MAX_NUMBER_CHARS`` characters (so neither int() nor a later float() can fail)."""
-        if len(text) > MAX_NUMBER_CHARS or not _INT.fullmatch(text):
-            raise GTPError("syntax error")
-        value = int(text)
-        if lo is not None and value < lo:
-            raise GTPError("syntax error")
-        return value
+# ---------------------------------------------------------------------------------------------
+# Argument parsing, shared by every handler
 
-    @staticmethod
-    def _float(text: str) -> float:
-        """Every real argument: a finite decimal number (ASCII, optional exponent), at most
-        ``MAX_NUMBER_CHARS`` characters."""
-        if len(text) > MAX_NUMBER_CHARS or not _FLOAT.fullmatch(text):
-            raise GTPError("syntax error")
-        value = float(text)
-        if not math.isfinite(value):
-            raise GTPError("syntax error")
-        return value
 
-    @staticmethod
-    def _memory(text: str) -> int:
-        try:
-            return parse_memory(text)
-        except ValueError:
-            raise GTPError("syntax error") from None
+def nargs(args: list[str], lo: int, hi: int | None = None) -> None:
+    """GTPError("syntax error") unless there are ``lo`` to ``hi`` (default ``lo``) arguments."""
+    hi = lo if hi is None else hi
+    if not lo <= len(args) <= hi:
+        raise GTPError("syntax error")
+
+
+def color_arg(text: str) -> int:
+    try:
+        return parse_color(text)
+    except ValueError:
+        raise GTPError("syntax error") from None
+
+
+def int_arg(text: str, lo: int | None = None) -> int:
+    """Every integer argument: ASCII digits with an optional sign, at most
+    ``MAX_NUMBER_CHARS`` characters (so neither int() nor a later float() can fail)."""
+    if len(text) > MAX_NUMBER_CHARS or not _INT.fullmatch(text):
+        raise GTPError("syntax error")
+    value = int(text)
+    if lo is not None and value < lo:
+        raise GTPError("syntax error")
+    return value
+
+
+def float_arg(text: str) -> float:
+    """Every real argument: a finite decimal number (ASCII, optional exponent), at most
+    ``MAX_NUMBER_CHARS`` characters."""
+    if len(text) > MAX_NUMBER_CHARS or not _FLOAT.fullmatch(text):
+        raise GTPError("syntax error")
+    value = float(text)
+    if not math.isfinite(value):
+        raise GTPError("syntax error")
+    return value
+
+
+def memory_arg(text: str) -> int:
+    try:
+        return parse_memory(text)
+    except ValueError:
+        raise GTPError("syntax error") from None

@@ -1,0 +1,82 @@
+"""The engine's parameter commands: ``goengine-param`` (GoGui's parameter dialog: list the
+settings, or set one) and ``cputime``.  They change the session only through its public
+setters (:class:`engine.gtp.commands.GTPEngine`)."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from engine.gtp.protocol import GTPError, float_arg, gtp_command, int_arg, memory_arg
+from engine.memory import format_memory
+
+PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
+          "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
+          "rules")
+
+
+class ParamCommands:
+    """The parameter handlers of one session (its ``config``, ``game`` and setters)."""
+
+    def __init__(self, session):
+        self.session = session
+
+    @gtp_command("goengine-param")
+    def cmd_goengine_param(self, args: list[str]) -> str:
+        """Without arguments: GoGui's parameter list; ``goengine-param KEY VALUE`` sets one."""
+        session = self.session
+        cfg = session.config
+        if not args:
+            def opt(v):
+                return 0 if v is None else v
+            return "\n".join([
+                f"[string] visits {opt(cfg.visits)}",
+                f"[string] playouts {opt(cfg.playouts)}",
+                f"[string] time {opt(cfg.seconds):g}",
+                f"[string] resign {cfg.resign:g}",
+                f"[bool] ponder {int(cfg.ponder)}",
+                f"[string] lag_buffer {cfg.lag_buffer:g}",
+                f"[string] batch {cfg.batch}",
+                f"[string] analysis_min_visits {cfg.analysis_min_visits}",
+                f"[string] judge_playouts {cfg.judge_playouts}",
+                f"[string] c_puct {cfg.search.c_puct:g}",
+                f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
+                f"[string] lcb_z {cfg.search.lcb_z:g}",
+                f"[string] max_memory {format_memory(cfg.search.max_memory)}",
+                f"[list/chinese/tromp-taylor] rules {session.game.rules.name}",
+            ])
+        if len(args) != 2 or args[0] not in PARAMS:
+            raise GTPError("syntax error")
+        key, value = args
+        if key in ("visits", "playouts"):
+            n = int_arg(value, 0)
+            setattr(cfg, key, n or None)
+        elif key == "time":
+            t = float_arg(value)
+            cfg.seconds = t if t > 0 else None
+        elif key == "resign":
+            r = float_arg(value)
+            if not 0 <= r < 1:
+                raise GTPError("syntax error")
+            cfg.resign = r
+        elif key == "ponder":
+            if value.lower() not in ("0", "1", "true", "false"):
+                raise GTPError("syntax error")
+            cfg.ponder = value.lower() in ("1", "true")
+        elif key == "lag_buffer":
+            session.set_lag_buffer(max(0.0, float_arg(value)))
+        elif key == "batch":
+            session.set_batch(max(1, int_arg(value, 1)))
+        elif key == "analysis_min_visits":
+            cfg.analysis_min_visits = int_arg(value, 0)
+        elif key == "judge_playouts":
+            session.set_judge_playouts(max(1, int_arg(value, 1)))
+        elif key == "rules":
+            session.set_rules(session.rules_named(value))
+        else:
+            v = memory_arg(value) if key == "max_memory" else float_arg(value)
+            session.set_search(dataclasses.replace(cfg.search, **{key: v}))
+        return ""
+
+    @gtp_command("cputime")
+    def cmd_cputime(self, args: list[str]) -> str:
+        return f"{time.process_time():.3f}"

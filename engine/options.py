@@ -1,0 +1,144 @@
+"""The GTP engine's command line (``python -m engine --help``), shared with the analysis engine
+(``python -m engine analysis``, which adds its own options): the parser, its argument types,
+the engine's defaults it shows and the search threads when ``--threads`` is not given."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from engine.gtp import EngineConfig
+from engine.memory import format_memory, parse_memory
+from engine.playsettings import DEFAULT_VISITS
+from engine.rules import PRESETS
+
+DEFAULTS = EngineConfig()     # the engine's defaults, shown and used by the command line
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def _nonneg_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError("must be a finite number >= 0")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = _nonneg_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be > 0")
+    return value
+
+
+def _winrate(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError("must be a winrate from 0 (never resign) to below 1")
+    return value
+
+
+def _memory(text: str) -> int:
+    try:
+        return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m engine",
+        description="A Go engine speaking GTP (Go Text Protocol) on stdin/stdout.\n"
+                    "Give this command line to Sabaki, Lizzie, GoGui, gogui-twogtp or a KGS/OGS\n"
+                    "bridge as the engine.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"""search limits:
+  A move stops at whichever of --visits, --playouts and --time comes first, and under a
+  clock (time_settings, kgs-time_settings, time_left) never later than the clock allows
+  minus --lag-buffer.  With none of them and no clock: {DEFAULT_VISITS} visits per move.
+
+GTP:
+  The GTP v2 core plus undo, gg-undo, showboard, final_score, final_status_list, handicap
+  (fixed_handicap, place_free_handicap, set_free_handicap), clocks, loadsgf, printsgf,
+  kgs-rules and goengine-rules (chinese | tromp-taylor), kgs-genmove_cleanup, the analysis
+  commands lz-analyze, kata-analyze, lz-genmove_analyze, kata-genmove_analyze (stopped by
+  any input line), GoGui's gogui-analyze_commands and gogui-interrupt ('# interrupt' ends a
+  genmove early), cputime.  'list_commands' prints them all.
+""")
+    p.add_argument("--weights", metavar="PATH|uniform|random",
+                   help="network to play with: one of our .pt weights files, a Leela Zero weights "
+                        "file (.gz or .txt; 19x19 only), 'uniform' (no network: uniform policy, "
+                        "even value; for tests) or 'random' (deterministic pseudo-random outputs). "
+                        "Default: the net shipped in weights/ for the board size, else a small "
+                        "untrained net (with a warning)")
+    p.add_argument("--size", type=int, default=None,
+                   help="initial board size, 2..19 (default: the size the --weights net was trained "
+                        "for when it was trained for one size only, else 19)")
+    p.add_argument("--komi", type=float, default=DEFAULTS.komi,
+                   help=f"initial komi (default {DEFAULTS.komi:g})")
+    p.add_argument("--rules", default=DEFAULTS.rules, choices=PRESETS,
+                   help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
+                        f"superko, suicide allowed); both score by area (default {DEFAULTS.rules})")
+    p.add_argument("--visits", type=_positive_int,
+                   help="root visits per move, counting visits kept from the previous move's tree")
+    p.add_argument("--playouts", type=_positive_int, help="new visits per move (tree reuse not counted)")
+    p.add_argument("--time", type=_positive_float, metavar="SECONDS",
+                   help="seconds per move (a clock set by the controller may allow less)")
+    p.add_argument("--threads", type=_positive_int,
+                   help="search threads, each with its own batch of positions in the network at "
+                        "once (on a CPU each runs the network on one core); default: the cores "
+                        "this process may use; on CUDA measured with the batch once per machine, "
+                        "net and size, and cached (engine/gpu_settings.py).  With 1 thread and "
+                        "--visits the engine is deterministic")
+    p.add_argument("--precision", default="auto", type=str.lower,
+                   choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw", "fp32-wino"),
+                   help="network precision: auto (default) measures fp32, bf16 (and fp16 on CUDA) "
+                        "and memory layouts (fp32-wino: Winograd 3x3 convolutions, CPU) once per machine and net shape, keeps the fastest whose "
+                        "outputs stay within tolerance of fp32, and caches the choice in "
+                        "$XDG_CACHE_HOME/goengine (~/.cache/goengine); or force one.  The choice "
+                        "is printed on stderr at start")
+    p.add_argument("--batch", type=_positive_int,
+                   help=f"most positions per network call (default {DEFAULTS.batch}; on CUDA "
+                        "measured with --threads)")
+    p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
+                                    "(default: CUDA when available)")
+    p.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",
+                   help=f"resign when the winrate falls below this (default {DEFAULTS.resign:g}; "
+                        "0 never resigns). "
+                        "Not in the first quarter of the game; later in handicap games as White")
+    p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
+                   help="after genmove, keep searching on the opponent's time until the next "
+                        "command arrives (default off)")
+    p.add_argument("--max-memory", type=_memory, metavar="SIZE",
+                   help="cap on the search tree's memory: bytes or e.g. 512M, 2G (binary units; "
+                        f"default {format_memory(DEFAULTS.search.max_memory)}).  A full tree stops "
+                        "growing and further visits re-evaluate its "
+                        "leaves.  Also goengine-param max_memory")
+    p.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
+                   help="seconds kept in reserve on every move under a clock "
+                        f"(default {DEFAULTS.lag_buffer:g})")
+    p.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
+    p.add_argument("--seed", type=int, help="random seed (default: a random one); with --threads 1 "
+                                            "and fixed visits the engine is deterministic")
+    p.add_argument("--quiet", action="store_true", help="no search summaries on stderr")
+    return p
+
+
+def default_threads(device: str | None) -> int:
+    """Search threads when --threads is not given: the cores this process may use (at most 16),
+    2 on CUDA (one batch in the GPU while the other is collected)."""
+    if device is not None and str(device).startswith("cuda"):
+        return 2
+    if device is None:
+        import torch        # lazy: loads after OMP_WAIT_POLICY is set, and only when a net is used
+        if torch.cuda.is_available():
+            return 2
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(16, cores))

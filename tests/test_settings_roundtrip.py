@@ -1,0 +1,47 @@
+"""Run settings saved by the previous release still load, and their run directories resume.
+
+``tests/data/runconfig-previous-release.json`` is a ``RunConfig.to_dict()`` written by the
+release before the settings moved to one home (a 5x5 AlphaGo Zero run with most play settings
+changed from their defaults).  It stays as it was written: the test is that today's code reads
+it, keeps every value, and resumes a run directory that holds it.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from train.config import RunConfig
+from train.loop import build_parser, prepare_run, resolve_config
+from train.rundir import RunDir
+
+FIXTURE = Path(__file__).resolve().parent / "data" / "runconfig-previous-release.json"
+
+
+def previous() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def test_a_previous_release_config_loads_with_every_value():
+    old = previous()
+    cfg = RunConfig.from_dict(old).check()
+    now = cfg.to_dict()
+    changed = {k: (v, now.get(k)) for k, v in old.items() if now.get(k) != v}
+    assert not changed, f"values of the saved config read differently: {changed}"
+    assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
+    assert (cfg.board_size, cfg.komi, cfg.rules, cfg.visits, cfg.max_memory) == (5, 5.5, "tromp-taylor", 16, "64M")
+
+
+def test_a_previous_release_run_directory_resumes(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    prepare_run(rd, RunConfig.from_dict(previous()), resume=False)
+    shutil.copyfile(FIXTURE, rd.config_path)                     # the config as that release wrote it
+    argv = ["--run-dir", str(rd.root), "--resume", "--visits", "12"]
+    args = build_parser().parse_args(argv)
+    explicit = build_parser(suppress_defaults=True).parse_args(argv)
+    cfg = resolve_config(args, explicit, rd)
+    assert cfg.visits == 12                                      # given again: it overrides
+    assert cfg.to_dict() | {"visits": 16} == RunConfig.from_dict(previous()).to_dict()
+    assert prepare_run(rd, cfg, resume=True) == cfg
+    assert [n for n, _ in rd.list_models()] == [0] and rd.best_path.is_file()
+    assert RunConfig.from_dict(rd.read_config()) == cfg           # saved back in today's form
