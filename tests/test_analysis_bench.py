@@ -42,8 +42,9 @@ def test_the_client_times_every_turn_of_a_query(tmp_path):
 
 def test_katago_gets_as_many_analysis_threads_as_we_search_positions(tmp_path):
     cfg = tmp_path / "a.cfg"
-    katago_config(cfg, threads=2, positions=16, log_dir=tmp_path)
+    katago_config(cfg, threads=2, positions=16, log_dir=tmp_path, size=9)
     text = cfg.read_text()
     for line in ("numAnalysisThreads = 16", "numSearchThreadsPerAnalysisThread = 1",
-                 "nnMaxBatchSize = 16", "numEigenThreadsPerModel = 2"):
+                 "nnMaxBatchSize = 16", "numEigenThreadsPerModel = 2",
+                 "maxBoardSizeForNNBuffer = 9", "requireMaxBoardSize = true"):
         assert line in text

@@ -61,8 +61,12 @@ def query(qid: str, size: int, moves: list[list[str]], visits: int, turns: list[
             "boardYSize": size, "maxVisits": visits, "analyzeTurns": turns}
 
 
-def katago_config(path: Path, threads: int, positions: int, log_dir: Path) -> None:
+def katago_config(path: Path, threads: int, positions: int, log_dir: Path, size: int) -> None:
+    """KataGo's analysis settings for throughput on one board size: NN buffers of that size
+    (``requireMaxBoardSize``; by default KataGo pads every board to 19x19, which costs a 9x9
+    position about 4x), ``positions`` analysis threads of one search thread each."""
     path.write_text("\n".join([
+        f"maxBoardSizeForNNBuffer = {size}", "requireMaxBoardSize = true",
         f"logDir = {log_dir}", "logToStderr = false", "logAllRequests = false",
         "logAllResponses = false", "logSearchInfo = false",
         f"numAnalysisThreads = {positions}", "numSearchThreadsPerAnalysisThread = 1",
@@ -158,20 +162,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="analysis-bench-"))
     cfg = work / "analysis.cfg"
     kata_positions = args.katago_positions or args.positions
-    katago_config(cfg, args.threads, kata_positions, work / "logs")
     ours = JsonEngine("ours", pinned([sys.executable, "-m", "engine", "analysis", "--weights",
                                       str(args.net), "--threads", str(args.threads),
                                       "--positions", str(args.positions), "--batch",
                                       str(args.positions), "--seed", "1", "--quiet"], args.cpus),
                       cwd=root)
-    kata = JsonEngine("katago", pinned([str(args.katago), "analysis", "-config", str(cfg),
-                                        "-model", str(args.net)], args.cpus))
+    kata = None
     rows = []
     try:
-        for eng in (ours, kata):              # warm-up: the net loaded, one short query answered
-            eng.analyse(query(f"warm-{eng.name}", 9, [["B", "E5"]], 8, [0, 1]))
+        ours.analyse(query("warm-ours", 9, [["B", "E5"]], 8, [0, 1]))   # the net loaded
         for size in [int(s) for s in args.sizes.split(",")]:
             n, moves = game_moves(GAMES[size])
+            katago_config(cfg, args.threads, kata_positions, work / "logs", size)
+            kata = JsonEngine("katago", pinned([str(args.katago), "analysis", "-config",
+                                                str(cfg), "-model", str(args.net)], args.cpus))
+            kata.analyse(query("warm-katago", size, [], 8, [0]))
             turns = list(range(0, len(moves) + 1, args.every))
             for rnd in range(args.rounds):
                 for eng in (ours, kata) if rnd % 2 == 0 else (kata, ours):
@@ -185,9 +190,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{eng.name:7s} {size}x{size} round {rnd}: {len(final)} positions "
                           f"in {secs:.1f} s = {len(final) / secs:.3f} positions/s "
                           f"({visits} root visits)", flush=True)
+            kata.close()
+            kata = None
     finally:
         ours.close()
-        kata.close()
+        if kata is not None:
+            kata.close()
     summary = {}
     for size in {r["size"] for r in rows}:
         ps = {e: sum(r["positions"] for r in rows if r["size"] == size and r["engine"] == e)
