@@ -110,7 +110,8 @@ class SelfPlayActor:
             m = self.w.mark()
             metrics = {**self.w.metrics(self.mark, m), **_spending()}
             self.mark = m
-        return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid()}
+        return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid(),
+                "node": _node_id()}
 
     def close(self) -> dict[str, Any]:
         """Abandons the games in flight; returns the final metrics record."""
@@ -119,6 +120,15 @@ class SelfPlayActor:
         rec["event"] = "stop"
         shutil.rmtree(self.scratch, ignore_errors=True)
         return rec
+
+
+def _node_id() -> str | None:
+    """The Ray node this actor runs on (None outside Ray)."""
+    try:
+        import ray  # lazy: ray is optional and slow to import
+        return ray.get_runtime_context().get_node_id()
+    except Exception:
+        return None
 
 
 def _spending() -> dict[str, Any]:
@@ -236,8 +246,7 @@ class RemoteGateMatch(GateMatch):
         o, cfg = self.sup.opts, self.sup.cfg
         seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
         name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
-        cls = ray.remote(GateActor).options(name=name, num_cpus=o.gate_cpus, num_gpus=o.gate_gpus,
-                                            max_restarts=0)
+        cls = ray.remote(GateActor).options(name=name, max_restarts=0, **o.gate_request())
         return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
                           self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
                           max(1, int(o.gate_cpus)))
@@ -258,8 +267,12 @@ class RemoteGateMatch(GateMatch):
                         break
                     new.append(index)
                 lost = coord.lost_games(w) & mine
+                ref = actor.play.remote(new, sorted(lost), self.sup.opts.slice_s)
+                while not ray.wait([ref], timeout=0.5)[0]:     # an actor with no node yet: wait,
+                    if self._done.is_set():                     # but never past the match's end
+                        return
                 try:
-                    results = ray.get(actor.play.remote(new, sorted(lost), self.sup.opts.slice_s))
+                    results = ray.get(ref)
                 except RayActorError:
                     gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
                     self.replaced += 1
