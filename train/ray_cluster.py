@@ -40,8 +40,8 @@ lost (metrics record ``{"source": "ray", "event": "actor_lost", "lost_games": n}
 is a lower bound).  Its finished games were already written.  A trainer or gate actor that dies
 is restarted: both resume from the run directory (a gate killed mid-match gates the candidate
 again from scratch, which keeps the decision unbiased).  Inside the gate the match is
-:class:`train.gating.GateMatch`: results counted in start order, a dead gating thread's games
-declared lost and replaced.
+:class:`train.gating.GateMatch`: results counted in start order, a dead gating actor's games
+declared lost and played again under their own numbers.
 
 Throughput with 1, 2, 4 actors: ``python -m tools.ray_bench`` (figures in README.md).
 """
