@@ -1,6 +1,6 @@
-"""Gating without bias (train.gating): results count in start order, lost games are skipped but
-unblock the order, slow and dead workers neither bias nor stall the decision; and a tiny agz
-training loop end to end (sync and async pipelines)."""
+"""Gating without bias (train.gating): results count in number order, a lost game is played
+again under its own number (never skipped, bounded), slow and dead workers neither bias nor
+stall the decision; and a tiny agz training loop end to end (sync and async pipelines)."""
 import json
 import subprocess
 import sys
@@ -11,7 +11,7 @@ import pytest
 
 from engine.core import BLACK, WHITE, Rules
 from engine.evaluator import RandomEvaluator
-from train.gating import CONTINUE, PROMOTE, REJECT, GateCoordinator, GateMatch, GateRule
+from train.gating import CONTINUE, PROMOTE, REJECT, VOID, GateCoordinator, GateMatch, GateRule
 from train.pool import Agent, PlaySettings
 from train.records import read_sgf_moves
 from train.rundir import RunDir
@@ -40,11 +40,11 @@ def decide_in_order(rule, results):
 
 
 def check_unbiased(coord):
-    """The counted games are exactly the start-order prefix minus the lost games, and the
-    decision is the rule's verdict on that prefix, reached at its last game (not before)."""
-    resolved = coord.games[:coord._next]
-    assert coord.counted_indices == [g.index for g in resolved if g.state == "returned"]
-    assert coord.sequence == [g.score for g in resolved if g.state == "returned"]
+    """The counted games are exactly the numbers 0, 1, ... in order, none skipped, and the
+    decision is the rule's verdict on them, reached at the last one (not before)."""
+    assert coord.counted_indices == list(range(len(coord.sequence)))
+    assert all(g.state == "returned" for g in coord.games[:coord._next])
+    assert coord.sequence == [g.score for g in coord.games[:coord._next]]
     n, verdict = decide_in_order(coord.rule, coord.sequence)
     assert n == len(coord.sequence) and verdict == coord.decision.verdict
 
@@ -55,30 +55,30 @@ def check_unbiased(coord):
 
 def test_fast_wins_do_not_jump_the_queue():
     """Even-numbered games are slow losses, odd ones quick wins.  Counted as they arrive, the
-    first 11 results would be wins (a promotion); counted in start order the candidate scores
-    50% and fails."""
+    quick wins would make SPRT (elo1 400: it decides within a few games) promote; counted in
+    number order the candidate scores 50% and is rejected."""
     clock = Clock()
-    rule = GateRule(max_games=20)
-    coord = GateCoordinator(rule, slack=20, deadline_min=1000.0, clock=clock)
-    started = [coord.claim(worker=i % 4) for i in range(40)]
-    assert started == list(range(40)) and coord.claim(0) is None      # max_games + slack
+    rule = GateRule(max_games=20, elo1=400)
+    coord = GateCoordinator(rule, deadline_min=1000.0, clock=clock)
+    started = [coord.claim(worker=i % 4) for i in range(20)]
+    assert started == list(range(20)) and coord.claim(0) is None      # never more than max_games
     arrivals = sorted(((1.0 if i % 2 else 10.0), i) for i in started)
     naive = [1.0 if i % 2 else 0.0 for _, i in arrivals]
-    assert decide_in_order(rule, naive) == (11, PROMOTE)             # the biased answer
+    assert decide_in_order(rule, naive)[1] == PROMOTE                 # the biased answer
     for t, i in arrivals:
         clock.t = t
         coord.report(i, 1.0 if i % 2 else 0.0)
         if t == 1.0:
             assert coord.sequence == [] and coord.decision is None  # game 0 still out
     d = coord.decision
-    assert d.verdict == REJECT and d.counted == 19 and (d.wins, d.losses) == (9, 10)
+    assert d.verdict == REJECT and (d.wins, d.losses) == (2, 3)   # games 0-4: L W L W L
     check_unbiased(coord)
 
 
-def test_a_straggler_is_declared_lost_after_its_deadline_and_its_late_result_ignored():
+def test_a_straggler_is_played_again_under_its_number_and_its_late_result_ignored():
     clock = Clock()
     rule = GateRule(max_games=10)
-    coord = GateCoordinator(rule, slack=2, deadline_min=5.0, deadline_factor=3.0, clock=clock)
+    coord = GateCoordinator(rule, deadline_min=5.0, deadline_factor=3.0, clock=clock)
     for i in range(6):
         assert coord.claim(worker=0 if i != 2 else 1) == i
     clock.t = 1.0
@@ -90,20 +90,22 @@ def test_a_straggler_is_declared_lost_after_its_deadline_and_its_late_result_ign
     assert coord.expire() == []                               # not yet
     clock.t = 5.1
     assert coord.expire() == [2]
-    assert coord.lost_games(1) == {2} and coord.lost == 1
-    assert coord.sequence == [1.0] * 5 and coord.counted_indices == [0, 1, 3, 4, 5]
-    assert coord.report(2, 0.0) is False and coord.late == 1  # too late: not counted
-    assert coord.sequence == [1.0] * 5
-    assert coord.claim(0) == 6                                # a replacement may start
-    coord.report(6, 1.0)
-    d = coord.decision
-    assert d.verdict == PROMOTE and d.counted == 6 and d.lost == 1 and d.late == 1  # 6 of 10 >= 5.5
+    assert coord.lost == 1 and coord.sequence == [1.0, 1.0]   # replaced, not skipped: still waits
+    assert coord.claim(1) == 6                                # worker 1 may still hold game 2
+    assert coord.claim(0) == 2                                # game 2 again, same number
+    assert coord.report(2, 0.0, worker=1) is False and coord.late == 1   # the lost attempt's result
+    assert coord.lost_games(1) == {2} and coord.lost_games(1) == set()  # worker 1 drops it once
+    clock.t = 6.0
+    assert coord.report(2, 1.0, worker=0) is True
+    d = coord.decision                                        # 6 wins in games 0-5 reach 5.5
+    assert d.verdict == PROMOTE and d.counted == 6 and (d.lost, d.replayed, d.late) == (1, 1, 1)
+    assert coord.claim(0) is None
     check_unbiased(coord)
 
 
-def test_expire_uses_the_median_game_time():
+def test_expire_uses_the_median_game_time_doubled_for_each_loss():
     clock = Clock()
-    coord = GateCoordinator(GateRule(max_games=10), slack=2, deadline_min=1.0, deadline_factor=4.0, clock=clock)
+    coord = GateCoordinator(GateRule(max_games=10), deadline_min=1.0, deadline_factor=4.0, clock=clock)
     for i in range(4):
         coord.claim(0)
     clock.t = 2.0
@@ -114,31 +116,76 @@ def test_expire_uses_the_median_game_time():
     assert coord.expire() == []
     clock.t = 8.1
     assert coord.expire() == [2, 3]
+    assert coord.claim(0) == 4                                # worker 0 may still hold 2 and 3
+    assert coord.claim(1) == 2 and coord.claim(1) == 3        # played again, lowest first
+    clock.t = 8.1 + 15.9
+    assert coord.expire() == [4]                              # a first attempt: 8
+    clock.t = 8.1 + 16.1
+    assert coord.expire() == [2, 3]                           # a second attempt: 2 x 8
 
 
-def test_a_dead_worker_unblocks_the_order_at_once():
+def test_a_dead_workers_games_are_played_again_and_the_order_waits_for_them():
     clock = Clock()
     rule = GateRule(max_games=6)
-    coord = GateCoordinator(rule, slack=3, deadline_min=1e9, clock=clock)
+    coord = GateCoordinator(rule, deadline_min=1e9, clock=clock)
     owners = [0, 1, 0, 1, 0, 0]
     for i, w in enumerate(owners):
         assert coord.claim(w) == i
     for i in (0, 2, 4, 5):
-        coord.report(i, 1.0)
+        coord.report(i, 1.0, worker=0)
     assert coord.sequence == [1.0]                             # game 1 (worker 1) blocks
     assert coord.worker_died(1) == [1, 3]
-    assert coord.counted_indices == [0, 2, 4, 5] and coord.lost == 2
-    # 4 points of 6 games at 55% need 3.3: already reached -> promoted without waiting
-    assert coord.decision.verdict == PROMOTE and coord.decision.lost == 2
+    assert coord.sequence == [1.0] and coord.decision is None  # 4 wins known, none skipped past
+    assert [coord.claim(0), coord.claim(0), coord.claim(0)] == [1, 3, None]
+    coord.report(3, 0.0, worker=0)
+    assert coord.sequence == [1.0]
+    coord.report(1, 1.0, worker=0)
+    # 4 points in games 0-4 reach 3.3 (55% of 6): promoted at game 4, game 5 not needed
+    d = coord.decision
+    assert d.verdict == PROMOTE and d.counted == 5 and (d.lost, d.replayed) == (2, 2)
     check_unbiased(coord)
 
 
-def test_more_games_are_scheduled_than_needed():
-    coord = GateCoordinator(GateRule(max_games=4), slack=2, deadline_min=1e9)
-    assert [coord.claim(0) for _ in range(7)] == [0, 1, 2, 3, 4, 5, None]
-    coord.worker_died(0)                                        # all six lost
-    assert coord.claim(1) == 6                                  # replacements start
-    assert coord.decision is None
+def test_numbers_stop_at_max_games_and_lost_ones_come_back_first():
+    coord = GateCoordinator(GateRule(max_games=4), deadline_min=1e9)
+    assert [coord.claim(0) for _ in range(5)] == [0, 1, 2, 3, None]
+    assert coord.worker_died(0) == [0, 1, 2, 3]
+    assert [coord.claim(1) for _ in range(5)] == [0, 1, 2, 3, None]
+    assert coord.replayed == 4 and coord.decision is None
+
+
+def test_a_game_lost_too_often_ends_the_match_void():
+    coord = GateCoordinator(GateRule(max_games=4), deadline_min=1e9, max_losses=3)
+    assert (coord.claim(0), coord.claim(1)) == (0, 1)
+    coord.report(0, 1.0, worker=0)
+    for w in (1, 2):
+        assert coord.worker_died(w) == [1]
+        assert coord.claim(w + 1) == 1 and coord.decision is None
+    assert coord.worker_died(3) == [1]
+    d = coord.decision
+    assert d.verdict == VOID and "game 1 lost 3 times" in d.reason and "best model stays" in d.reason
+    assert (d.counted, d.lost, d.replayed) == (1, 3, 2)
+    assert coord.claim(0) is None
+
+
+def test_a_replay_must_outlast_the_attempt_it_stands_in_for_up_to_max_short_times():
+    coord = GateCoordinator(GateRule(max_games=4), deadline_min=1e9, max_short=2)
+    assert (coord.claim(0), coord.claim(0)) == (0, 1)
+    coord.progress(0, {0: 30, 1: 12})
+    coord.progress(1, {0: 99})                                  # not worker 1's game: ignored
+    assert coord.worker_died(0) == [0, 1]
+    assert coord.claim(1) == 0
+    assert coord.report(0, 1.0, worker=1, moves=30) is False   # game 0 had already lasted 30 moves
+    assert coord.short == 1 and coord.sequence == []
+    assert coord.claim(1) == 0                                  # so it is played again
+    assert coord.report(0, 0.0, worker=1, moves=31) is True and coord.sequence == [0.0]
+    assert coord.claim(1) == 1
+    assert coord.report(1, 1.0, worker=1, moves=5) is False    # one short replay of game 1
+    assert coord.claim(1) == 1
+    assert coord.report(1, 1.0, worker=1, moves=12) is False   # two: max_short
+    assert coord.waived == 1 and coord.claim(1) == 1
+    assert coord.report(1, 1.0, worker=1, moves=3) is True     # the next counts whatever its length
+    assert coord.sequence == [0.0, 1.0] and coord.short == 3 and coord.decision is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,6 +215,8 @@ def test_match_plays_alternating_colours_and_decides():
     for index, black, white, _ in seen:
         assert (black, white) == (("candidate", "best") if index % 2 == 0 else ("best", "candidate"))
     assert match.finished_games == len(seen) >= d.counted
+    written = [i for i, _, _, counted in seen if counted]
+    assert len(written) == len(set(written)) and set(range(d.counted)) <= set(written)
     check_unbiased(match.coordinator)
 
 
@@ -194,9 +243,11 @@ def test_a_stuck_worker_neither_stalls_nor_biases_the_decision():
     finally:
         release.set()
     coord = match.coordinator
-    stuck = [g.index for g in coord.games if g.worker == 1]
-    assert stuck and all(coord.games[i].state == "lost" for i in stuck)
-    assert d.lost == len(stuck) and not set(stuck) & set(coord.counted_indices)
+    stuck = [g.index for g in coord.games if g.losses]       # the stuck worker's first games
+    assert stuck and d.lost == len(stuck) and d.late == 0
+    # the order waited for them: each one below the decision was played again by worker 0
+    assert [i for i in stuck if i < d.counted] and all(coord.games[i].worker == 0 for i in stuck if i < d.counted)
+    assert d.replayed >= len([i for i in stuck if i < d.counted])
     check_unbiased(coord)
 
 
@@ -205,15 +256,23 @@ def test_a_dead_worker_neither_stalls_nor_biases_the_decision():
         if w == 1 and pool.stats.steps >= 2:
             raise RuntimeError("injected crash")
 
+    written = []
+
+    def on_game(index, fg, counted):
+        if counted:
+            written.append(index)
+
     # A clock that never moves: no deadline can fire, so only the worker's death frees its games.
     match = GateMatch(make_agents, GateRule(max_games=12), 5, RULES, SETTINGS, workers=2, slots=4, batch=16,
-                      deadline_min=600.0, seed=3, step_hook=hook, clock=lambda: 0.0)
+                      deadline_min=600.0, seed=3, step_hook=hook, clock=lambda: 0.0, on_game=on_game)
     d = match.run()
-    assert d is not None
+    assert d is not None and d.verdict in (PROMOTE, REJECT)
     assert "injected crash" in match.errors[1]
     coord = match.coordinator
-    dead = [g.index for g in coord.games if g.worker == 1]
-    assert dead and all(coord.games[i].state == "lost" for i in dead) and d.lost == len(dead)
+    dead = [g.index for g in coord.games if g.losses]
+    assert dead and d.lost == len(dead)
+    assert all(coord.games[i].worker == 0 and coord.games[i].state == "returned" for i in dead if i < d.counted)
+    assert len(written) == len(set(written)) and set(range(d.counted)) <= set(written)   # one result per number
     check_unbiased(coord)
 
 

@@ -118,7 +118,7 @@ def test_draws_count_half():
 def test_coordinator_decides_like_the_rule_in_start_order():
     """Results fed in start order through the coordinator give the rule's verdict at the same game."""
     seq = [1, 0] * 200
-    coord = GateCoordinator(GateRule(), slack=4)
+    coord = GateCoordinator(GateRule())
     for i, r in enumerate(seq):
         if coord.decision is not None:
             break

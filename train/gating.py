@@ -17,33 +17,41 @@ so the early stop never promotes a candidate that the plain rule would fail at t
 **Counting without bias** (:class:`GateCoordinator`).  Short games return first (a candidate
 that resigns quickly or wins by a quick capture race would have its results counted early) and
 some games never return (a dead or stuck worker).  So games are numbered in the order they are
-started and a result counts only once every earlier-started game has returned or been declared
-lost: the tally is always a prefix of the start order, the same games a one-at-a-time match
-would have counted, whatever the speeds.  The decision is a function of that prefix alone.
+first started, number ``i`` always has the same colours and seed, and a result counts only once
+every lower number has been counted: the tally is always a prefix of the numbers, the games a
+one-at-a-time match would have counted, whatever the speeds and whoever died.
 
-- A game is **declared lost** when its worker dies (at once) or when it passes its deadline
-  (``max(deadline_min, deadline_factor * median duration of the games returned so far)``).
-  A lost game **counts as not played** (neither win nor loss) but unblocks the order, and a
-  replacement game is started.  Why not count it as a loss for the candidate: a crash says
-  nothing about the candidate, and a conservative "loss" would let a flaky worker veto every
-  promotion; why not wait for it: a dead worker would stall the decision forever.  The residual
-  risk is a deadline that correlates with the outcome (very long games); the deadline is a
-  multiple of the median game so it only fires for genuine stragglers, and every decision
-  records how many games were lost so a suspicious one can be rerun.
-- A result that arrives after its game was declared lost is ignored (``late``): counting it then
-  would reintroduce the order bias.
-- **More games are scheduled than needed**: workers may start games while fewer than
-  ``max_games + slack`` (``slack`` = games in flight) games are started and not lost, so no
-  worker is idle while the order waits on a straggler, and a lost game is replaced at once.
-  Games still running at the decision are abandoned.
+- An attempt is **declared lost** when its worker dies (at once) or when it passes its deadline
+  (``max(deadline_min, deadline_factor * median duration of the games returned so far)``, doubled
+  for each earlier lost attempt of the same number).  Its number is **played again** (any live
+  worker; the lowest number first) and the order waits for it: a lost game is replaced, never
+  skipped.  Skipping would bias the count: a game in flight at a random moment is more often a
+  long one, and long games are more often losses when wins are quick, so the games a dead
+  worker takes with it lean towards one result (``python -m tools.gate_faults`` measures it).
+- A replay stands in for the lost attempt only if it is **longer than the lost attempt had
+  played** (in moves, from the workers' progress reports): the lost game was known to last
+  beyond that many moves, so a replay that ended sooner is a different kind of game; it is
+  discarded (``short``) and the number is played again.  With this rule the counted result of a
+  number has the distribution of an undisturbed game even when a replay does not repeat the
+  lost game move for move (batching and random symmetries make play vary), provided the moment
+  a worker dies does not depend on its games.  A replay that does repeat the game passes it at
+  once.
+- A result that arrives after its attempt was declared lost is ignored (``late``): the number
+  is someone else's now.
+- **Bounded**: a number lost ``max_losses`` times (3) ends the match as VOID with the reason;
+  the best model stays and the decision file says why.  A number whose replays were discarded
+  ``max_short`` times (20; a lost game far in the tail of the lengths) takes the next one
+  whatever its length (``waived``), so the rule costs at most that many games per lost game.  Only numbers below ``max_games`` are handed out (the rule
+  always decides within them), and games still running at the decision are abandoned.
 
 **Workers** (:class:`GateMatch`): threads, each with its own :class:`train.pool.GamePool` that
 holds both networks, so one step makes one forward pass per network over all its games (the C
 core and torch release the GIL).  Colours alternate with the start order (even games: candidate
 Black), searches have no Dirichlet noise, the first ``gate_temperature_moves`` plies are sampled
 at ``gate_temperature`` (otherwise two deterministic nets replay the same few games), later
-moves take the most visited child.  Every finished game is written as an SGF (PB/PW = model ids)
-to ``gating/<candidate>/`` in the run directory.
+moves take the most visited child.  The result that counts for each number (one per number,
+replays included; not a late or short one) is written as an SGF (PB/PW = model ids) to
+``gating/<candidate>/g<number>.sgf`` in the run directory.
 
 Stage process: ``python -m train.gating --run-dir DIR`` (started by train.loop in agz mode).
 Async pipeline: it gates the newest undecided checkpoint newer than the best (skipping older
@@ -74,7 +82,7 @@ from train.rundir import RunDir
 from train.selfplay import make_agent
 from train.stats import SprtResult, elo_difference, sprt
 
-PROMOTE, REJECT, CONTINUE = "promote", "reject", "continue"
+PROMOTE, REJECT, CONTINUE, VOID = "promote", "reject", "continue", "void"
 _EPS = 1e-9          # 0.55 * 400 is 220.00000000000003 in floating point
 
 
@@ -121,16 +129,19 @@ class GateRule:
 class Decision:
     """A gating verdict and the counts it rests on."""
 
-    verdict: str                 # PROMOTE | REJECT
+    verdict: str                 # PROMOTE | REJECT | VOID (a game number failed too often: no decision)
     reason: str
     wins: int
     losses: int
     draws: int
-    counted: int                 # games counted (a prefix of the start order, lost ones skipped)
-    started: int                 # games started
-    returned: int                # results received (counted or not)
-    lost: int                    # games declared lost (dead worker or deadline)
-    late: int                    # results that came after their game was declared lost
+    counted: int                 # games counted: game numbers 0 .. counted-1, none skipped
+    started: int                 # game numbers handed out
+    returned: int                # results accepted (counted, or returned after the decision)
+    lost: int                    # attempts declared lost (dead worker or deadline)
+    replayed: int                # attempts started under a game number played before
+    short: int                   # replays discarded: no longer than the attempt they stand in for
+    waived: int                  # game numbers whose next replay counts whatever its length
+    late: int                    # results of attempts declared lost
     llr: float
     sprt_lower: float
     sprt_upper: float
@@ -160,61 +171,103 @@ class _Game:
     index: int
     worker: int
     started: float
-    state: str = "playing"       # playing | returned | lost
+    state: str = "playing"       # playing | waiting (to be played again) | returned
     score: float | None = None
+    moves: int = 0               # the playing attempt's moves so far (progress reports)
+    floor: int = 0               # most moves an attempt had played when it was lost
+    losses: int = 0              # attempts lost
+    shorts: int = 0              # replays discarded as too short
 
 
 class GateCoordinator:
-    """Hands out gating games in start order and counts their results in that order (see the
-    module docstring).  Thread-safe; ``clock`` is injectable for tests."""
+    """Hands out gating games by number and counts their results in number order (see the
+    module docstring).  Thread-safe; ``clock`` is injectable for tests.
 
-    def __init__(self, rule: GateRule, slack: int = 0, deadline_min: float = 120.0,
-                 deadline_factor: float = 4.0, clock: Callable[[], float] = time.monotonic):
+    ``max_losses``: attempts of one game number that may be lost; one more and the match ends
+    VOID with the reason.  ``max_short``: its replays that may be discarded as too short; the
+    next one counts whatever its length (``waived``)."""
+
+    def __init__(self, rule: GateRule, deadline_min: float = 120.0, deadline_factor: float = 4.0,
+                 max_losses: int = 3, max_short: int = 20, clock: Callable[[], float] = time.monotonic):
+        if max_losses < 1 or max_short < 1:
+            raise ValueError("need max_losses >= 1 and max_short >= 1")
         self.rule = rule
-        self.slack = max(0, int(slack))
         self.deadline_min = float(deadline_min)
         self.deadline_factor = float(deadline_factor)
+        self.max_losses, self.max_short = int(max_losses), int(max_short)
         self.clock = clock
         self.games: list[_Game] = []
-        self.sequence: list[float] = []       # counted scores, in start order
+        self.sequence: list[float] = []       # counted scores, in number order
         self.counted_indices: list[int] = []
         self.decision: Decision | None = None
         self.wins = self.losses = self.draws = 0
-        self.returned = self.lost = self.late = 0
-        self._next = 0                        # first game of the start order not yet resolved
+        self.returned = self.lost = self.replayed = self.short = self.waived = self.late = 0
+        self._next = 0                        # first game number not yet counted
+        self._waiting: list[int] = []         # game numbers to play again
+        self._stale: dict[int, set[int]] = {}   # worker -> its lost attempts it may still hold
         self._durations: list[float] = []
         self._lock = threading.Lock()
 
     # -- workers ----------------------------------------------------------------------------
     def claim(self, worker: int) -> int | None:
-        """The index of a new game for ``worker`` (even: candidate Black), or None when the match
-        is decided or enough games are under way."""
+        """A game number for ``worker`` (even: candidate Black): the lowest one waiting to be
+        played again, else the next new one; None when the match is decided or every number
+        up to ``max_games`` is handed out.  A worker never gets a number whose lost attempt it
+        may still hold (until :meth:`lost_games` has told it to drop it)."""
         with self._lock:
             if self.decision is not None:
                 return None
-            if len(self.games) - self.lost >= self.rule.max_games + self.slack:
+            stale = self._stale.get(worker, ())
+            again = [i for i in self._waiting if i not in stale]
+            if again:
+                index = min(again)
+                self._waiting.remove(index)
+                g = self.games[index]
+                g.state, g.worker, g.started, g.moves = "playing", worker, self.clock(), 0
+                self.replayed += 1
+                return index
+            if len(self.games) >= self.rule.max_games:
                 return None
             index = len(self.games)
             self.games.append(_Game(index, worker, self.clock()))
             return index
 
-    def report(self, index: int, score: float) -> bool:
-        """Records the candidate's ``score`` (1 win, 0.5 draw, 0 loss) in game ``index``;
-        returns False if the game had already been declared lost (the result is ignored)."""
+    def progress(self, worker: int, moves: dict[int, int]) -> None:
+        """Records the moves played so far in ``worker``'s games in flight (number -> moves)."""
+        with self._lock:
+            for index, n in moves.items():
+                g = self.games[index]
+                if g.state == "playing" and g.worker == worker:
+                    g.moves = max(g.moves, int(n))
+
+    def report(self, index: int, score: float, worker: int | None = None, moves: int | None = None) -> bool:
+        """Records the candidate's ``score`` (1 win, 0.5 draw, 0 loss) in game ``index``, played
+        by ``worker`` in ``moves`` moves (None: the playing attempt, length unchecked).  Returns
+        True when it is that game number's result; False for the result of an attempt declared
+        lost (``late``) or a replay no longer than the attempt it stands in for (``short``: the
+        number is played again)."""
         with self._lock:
             g = self.games[index]
-            if g.state != "playing":
+            if g.state != "playing" or (worker is not None and g.worker != worker):
                 self.late += 1
+                return False
+            self._durations.append(self.clock() - g.started)
+            if moves is not None and moves <= g.floor and g.shorts < self.max_short:
+                g.shorts += 1
+                self.short += 1
+                if g.shorts == self.max_short:
+                    self.waived += 1
+                self._again(g, "", False)
                 return False
             g.state, g.score = "returned", float(score)
             self.returned += 1
-            self._durations.append(self.clock() - g.started)
             self._advance()
             return True
 
     # -- failures ---------------------------------------------------------------------------
     def deadline(self) -> float:
-        """Seconds a game may run before it is declared lost."""
+        """Seconds a game's first attempt may run before it is declared lost (each later
+        attempt of the same number gets twice its predecessor's)."""
         with self._lock:
             return self._deadline()
 
@@ -224,42 +277,55 @@ class GateCoordinator:
         return max(self.deadline_min, self.deadline_factor * statistics.median(self._durations))
 
     def expire(self) -> list[int]:
-        """Declares lost every game past its deadline; returns their indices."""
+        """Declares lost every attempt past its deadline; returns their game numbers."""
         with self._lock:
             now, limit = self.clock(), self._deadline()
-            gone = [g.index for g in self.games[self._next:] if g.state == "playing" and now - g.started > limit]
+            gone = [g.index for g in self.games[self._next:]
+                    if g.state == "playing" and now - g.started > limit * 2 ** g.losses]
+            for i in gone:
+                self._stale.setdefault(self.games[i].worker, set()).add(i)
             self._lose(gone)
             return gone
 
     def worker_died(self, worker: int) -> list[int]:
-        """Declares lost every game ``worker`` was playing; returns their indices."""
+        """Declares lost every game ``worker`` was playing (a replacement under the same
+        worker number holds none of them); returns their numbers."""
         with self._lock:
             gone = [g.index for g in self.games if g.state == "playing" and g.worker == worker]
+            self._stale.pop(worker, None)
             self._lose(gone)
             return gone
 
     def lost_games(self, worker: int) -> set[int]:
-        """Indices of ``worker``'s games that were declared lost (to abandon them)."""
+        """Numbers of ``worker``'s attempts declared lost that it may still hold; the caller
+        drops them (abandons the games), after which the worker may be given them again."""
         with self._lock:
-            return {g.index for g in self.games if g.state == "lost" and g.worker == worker}
+            return self._stale.pop(worker, set())
 
     def _lose(self, indices: list[int]) -> None:
         for i in indices:
-            self.games[i].state = "lost"
+            g = self.games[i]
+            g.losses += 1
+            g.floor = max(g.floor, g.moves)
             self.lost += 1
-        if indices:
-            self._advance()
+            self._again(g, f"game {i} lost {g.losses} times (dead gating clients or deadline)",
+                        g.losses >= self.max_losses)
+
+    def _again(self, g: _Game, why: str, give_up: bool) -> None:
+        """Game ``g`` waits to be played again, or (``give_up``) the match ends VOID."""
+        g.state = "waiting"
+        self._waiting.append(g.index)
+        if give_up and self.decision is None:
+            self.decision = self._decision(VOID, f"{why}: no decision, the best model stays")
 
     # -- counting ---------------------------------------------------------------------------
     def _advance(self) -> None:
-        """Counts the results that the start order now allows, deciding as soon as it can."""
+        """Counts the results that the number order now allows, deciding as soon as it can."""
         while self.decision is None and self._next < len(self.games):
             g = self.games[self._next]
-            if g.state == "playing":
+            if g.state != "returned":
                 return
             self._next += 1
-            if g.state == "lost":
-                continue
             assert g.score is not None
             self.sequence.append(g.score)
             self.counted_indices.append(g.index)
@@ -269,11 +335,15 @@ class GateCoordinator:
                 self.losses += 1
             else:
                 self.draws += 1
-            verdict, reason, test = self.rule.decide(self.wins, self.losses, self.draws)
+            verdict, reason, _ = self.rule.decide(self.wins, self.losses, self.draws)
             if verdict != CONTINUE:
-                self.decision = Decision(verdict, reason, self.wins, self.losses, self.draws,
-                                         len(self.sequence), len(self.games), self.returned, self.lost,
-                                         self.late, test.llr, test.lower, test.upper)
+                self.decision = self._decision(verdict, reason)
+
+    def _decision(self, verdict: str, reason: str) -> Decision:
+        test = self.rule.decide(self.wins, self.losses, self.draws)[2]
+        return Decision(verdict, reason, self.wins, self.losses, self.draws, len(self.sequence), len(self.games),
+                        self.returned, self.lost, self.replayed, self.short, self.waived, self.late, test.llr, test.lower,
+                        test.upper)
 
     @property
     def started(self) -> int:
@@ -282,12 +352,7 @@ class GateCoordinator:
     def snapshot(self) -> Decision:
         """The counts so far as a Decision (verdict CONTINUE until decided)."""
         with self._lock:
-            if self.decision is not None:
-                return self.decision
-            _, _, test = self.rule.decide(self.wins, self.losses, self.draws)
-            return Decision(CONTINUE, "", self.wins, self.losses, self.draws, len(self.sequence),
-                            len(self.games), self.returned, self.lost, self.late, test.llr, test.lower,
-                            test.upper)
+            return self.decision if self.decision is not None else self._decision(CONTINUE, "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,14 +376,15 @@ class GateMatch:
     games with its own (candidate, best) agents from ``make_agents(worker)``.
 
     ``on_game(index, finished_game, counted)`` is called (from the worker thread) for every
-    finished game, e.g. to write its SGF.  ``step_hook(worker, pool)`` is called before every
+    finished game; ``counted`` is True for the one result of each game number (write its SGF
+    then) and False for a late or short attempt.  ``step_hook(worker, pool)`` is called before every
     pool step (tests inject slow and dead workers with it).  ``stop()`` abandons the match.
     """
 
     def __init__(self, make_agents: Callable[[int], tuple[Agent, Agent]], rule: GateRule, size: int,
                  rules: Rules, settings: PlaySettings, *, workers: int = 2, slots: int = 32,
                  batch: int = 256, max_leaves_per_search: int = 8, deadline_min: float = 120.0,
-                 deadline_factor: float = 4.0, seed: int = 0,
+                 deadline_factor: float = 4.0, max_losses: int = 3, max_short: int = 20, seed: int = 0,
                  on_game: Callable[[int, FinishedGame, bool], None] | None = None,
                  step_hook: Callable[[int, GamePool], None] | None = None,
                  stop: Callable[[], bool] | None = None, poll_s: float = 0.02,
@@ -335,8 +401,8 @@ class GateMatch:
         self.step_hook = step_hook
         self.stop = stop
         self.poll_s = poll_s
-        self.coordinator = GateCoordinator(rule, slack=slots, deadline_min=deadline_min,
-                                           deadline_factor=deadline_factor, clock=clock)
+        self.coordinator = GateCoordinator(rule, deadline_min=deadline_min, deadline_factor=deadline_factor,
+                                           max_losses=max_losses, max_short=max_short, clock=clock)
         self.finished_games = 0          # games played to the end (counted or not)
         self.errors: dict[int, str] = {}
         self._done = threading.Event()
@@ -364,7 +430,7 @@ class GateMatch:
                 self.step_hook(w, pool)
             for fg in pool.step():
                 index = fg.spec.tag
-                counted = coord.report(index, candidate_score(fg, candidate))
+                counted = coord.report(index, candidate_score(fg, candidate), worker=w, moves=len(fg.moves))
                 with self._count_lock:
                     self.finished_games += 1
                 if self.on_game is not None:
@@ -373,6 +439,7 @@ class GateMatch:
             for slot in pool.active():
                 if slot.spec is not None and slot.spec.tag in lost:
                     pool.abandon(slot.index, why="lost")
+            coord.progress(w, {s.spec.tag: len(s.moves) for s in pool.active() if s.spec is not None})
             if pool.idle:
                 time.sleep(self.poll_s)
         pool.abandon_all()
@@ -456,6 +523,8 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
                 make_agent(best[1], cfg, seed=int(seeds[2 * w + 1]), device=device))
 
     def on_game(index: int, fg: FinishedGame, counted: bool) -> None:
+        if not counted:          # a late or short attempt: the number's own result is written
+            return
         write_sgf(rd.gating_sgf_path(cand_id, index), fg.record(), game_name=f"{cand_id} gating game {index}")
 
     args = (make_agents, GateRule.from_config(cfg), cfg.board_size, Rules.preset(cfg.rules, cfg.komi),

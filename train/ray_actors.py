@@ -110,7 +110,8 @@ class SelfPlayActor:
             m = self.w.mark()
             metrics = {**self.w.metrics(self.mark, m), **_spending()}
             self.mark = m
-        return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid()}
+        return {"games": games, "in_flight": len(self.w.pool.active()), "metrics": metrics, "pid": os.getpid(),
+                "node": _node_id()}
 
     def close(self) -> dict[str, Any]:
         """Abandons the games in flight; returns the final metrics record."""
@@ -119,6 +120,15 @@ class SelfPlayActor:
         rec["event"] = "stop"
         shutil.rmtree(self.scratch, ignore_errors=True)
         return rec
+
+
+def _node_id() -> str | None:
+    """The Ray node this actor runs on (None outside Ray)."""
+    try:
+        import ray  # lazy: ray is optional and slow to import
+        return ray.get_runtime_context().get_node_id()
+    except Exception:
+        return None
 
 
 def _spending() -> dict[str, Any]:
@@ -181,9 +191,10 @@ class GateActor:
     def _next_game(self, slot):
         return self.match._spec(self.queue.popleft(), self.candidate, self.best) if self.queue else None
 
-    def play(self, new: list[int], lost: list[int], seconds: float) -> list[tuple[int, float, Any]]:
-        """Starts games ``new``, abandons ``lost`` ones, plays for ``seconds``; returns
-        (index, candidate's score, GameRecord) of the games that finished."""
+    def play(self, new: list[int], lost: list[int], seconds: float) -> dict[str, Any]:
+        """Starts games ``new``, abandons ``lost`` ones, plays for ``seconds``; returns the games
+        that finished (number, candidate's score, moves, GameRecord) and the moves played so far
+        in the games in flight (number -> moves)."""
         self.queue.extend(new)
         gone = set(lost)
         for slot in self.pool.active():
@@ -193,10 +204,11 @@ class GateActor:
         t0 = time.time()
         while time.time() - t0 < seconds:
             for fg in self.pool.step():
-                out.append((fg.spec.tag, candidate_score(fg, self.candidate), fg.record()))
+                out.append((fg.spec.tag, candidate_score(fg, self.candidate), len(fg.moves), fg.record()))
             if self.pool.idle and not self.queue:
                 break
-        return out
+        return {"games": out,
+                "in_flight": {s.spec.tag: len(s.moves) for s in self.pool.active() if s.spec is not None}}
 
     def close(self) -> None:
         self.pool.abandon_all()
@@ -217,7 +229,9 @@ class RemoteGateMatch(GateMatch):
     """:class:`train.gating.GateMatch` whose worker threads drive :class:`GateActor`\\ s
     instead of local pools: the coordinator (start order, deadlines, lost games, the rule)
     stays in the driver, unchanged.  An actor that dies is replaced; every game it was
-    playing is declared lost (``GateCoordinator.worker_died``) and replayed by the slack."""
+    playing is declared lost (``GateCoordinator.worker_died``) and played again under its own
+    number by a live actor or the replacement.  The moves of the games in flight, reported
+    with every call, tell the coordinator how long a lost game had lasted."""
 
     def __init__(self, sup: RaySupervisor, candidate: tuple[int, Path], best: tuple[int, Path],
                  *args: Any, **kwargs: Any):
@@ -236,8 +250,7 @@ class RemoteGateMatch(GateMatch):
         o, cfg = self.sup.opts, self.sup.cfg
         seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
         name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
-        cls = ray.remote(GateActor).options(name=name, num_cpus=o.gate_cpus, num_gpus=o.gate_gpus,
-                                            max_restarts=0)
+        cls = ray.remote(GateActor).options(name=name, max_restarts=0, **o.gate_request())
         return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
                           self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
                           max(1, int(o.gate_cpus)))
@@ -258,10 +271,14 @@ class RemoteGateMatch(GateMatch):
                         break
                     new.append(index)
                 lost = coord.lost_games(w) & mine
+                ref = actor.play.remote(new, sorted(lost), self.sup.opts.slice_s)
+                while not ray.wait([ref], timeout=0.5)[0]:     # an actor with no node yet: wait,
+                    if self._done.is_set():                     # but never past the match's end
+                        return
                 try:
-                    results = ray.get(actor.play.remote(new, sorted(lost), self.sup.opts.slice_s))
+                    reply = ray.get(ref)
                 except RayActorError:
-                    gone = coord.worker_died(w)          # its games in flight: lost, replayed by others
+                    gone = coord.worker_died(w)          # its games in flight: lost, played again
                     self.replaced += 1
                     self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
                                                 "candidate_step": self.models[0][0].step,
@@ -269,9 +286,10 @@ class RemoteGateMatch(GateMatch):
                     actor, mine = None, set()
                     continue
                 mine = (mine | set(new)) - lost
-                for index, score, rec in results:
+                coord.progress(w, reply["in_flight"])
+                for index, score, moves, rec in reply["games"]:
                     mine.discard(index)
-                    counted = coord.report(index, score)
+                    counted = coord.report(index, score, worker=w, moves=moves)
                     with self._count_lock:
                         self.finished_games += 1
                     if self.on_game is not None:

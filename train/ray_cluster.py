@@ -40,14 +40,13 @@ lost (metrics record ``{"source": "ray", "event": "actor_lost", "lost_games": n}
 is a lower bound).  Its finished games were already written.  A trainer or gate actor that dies
 is restarted: both resume from the run directory (a gate killed mid-match gates the candidate
 again from scratch, which keeps the decision unbiased).  Inside the gate the match is
-:class:`train.gating.GateMatch`: results counted in start order, a dead gating thread's games
-declared lost and replaced.
+:class:`train.gating.GateMatch`: results counted in start order, a dead gating actor's games
+declared lost and played again under their own numbers.
 
 Throughput with 1, 2, 4 actors: ``python -m tools.ray_bench`` (figures in README.md).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
@@ -62,77 +61,10 @@ from train.ray_actors import ModelMsg, RemoteGateMatch, SelfPlayActor, StageActo
 from train.records import write_npz, write_sgf
 from train.report import format_summary
 from train.rundir import GameName, MetricsTail, RunDir
-from train.supervisor import REPO_ROOT, Budget, Progress, SyncPipeline, finish_run, stages_for
+from train.supervisor import Budget, Progress, SyncPipeline, finish_run, stages_for
+from train.ray_options import (RayOptions, _alive_nodes, _request, add_ray_arguments, init_ray,  # noqa: F401
+                               options_from_namespace, ray_available)
 from train.usage import Usage
-
-
-def ray_available() -> bool:
-    try:
-        import ray  # noqa: F401  (lazy: ray is optional and slow to import)
-    except ImportError:
-        return False
-    return True
-
-
-@dataclass
-class RayOptions:
-    """Where and with what resources the stages run (per invocation, not saved in the run)."""
-
-    address: str | None = "local"        # "local" | "auto" | "ray://..." | HOST:PORT | None (already initialised)
-    cpus: int | None = None               # --ray local: logical CPUs of the local cluster
-    selfplay_cpus: float = 1.0
-    selfplay_gpus: float = 0.0
-    trainer_cpus: float = 1.0
-    trainer_gpus: float = 0.0
-    gate_cpus: float = 1.0
-    gate_gpus: float = 0.0
-    shared_run_dir: bool = False          # the run dir is mounted at the same path everywhere
-    slice_s: float = 1.0                  # seconds of self-play per play() call
-    gate_actors: int = 0                  # >0: gating games on that many remote actors (RemoteGateMatch)
-
-
-def add_ray_arguments(ap: argparse.ArgumentParser) -> None:
-    """The ``--ray*`` options of ``train.loop``."""
-    g = ap.add_argument_group("Ray cluster (see train/ray_cluster.py)")
-    g.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="run the stages as Ray actors: 'local' (a Ray cluster on this machine), 'auto' "
-                        "(the cluster 'ray start' joined), or a cluster address")
-    g.add_argument("--ray-cpus", type=int, default=None, help="--ray local: logical CPUs (default: this machine's)")
-    g.add_argument("--ray-selfplay-cpus", type=float, default=1.0, help="CPUs per self-play actor")
-    g.add_argument("--ray-selfplay-gpus", type=float, default=0.0, help="GPUs per self-play actor")
-    g.add_argument("--ray-trainer-cpus", type=float, default=1.0, help="CPUs of the trainer actor")
-    g.add_argument("--ray-trainer-gpus", type=float, default=0.0, help="GPUs of the trainer actor")
-    g.add_argument("--ray-gate-cpus", type=float, default=1.0, help="CPUs of the gating actor")
-    g.add_argument("--ray-gate-gpus", type=float, default=0.0, help="GPUs of the gating actor")
-    g.add_argument("--ray-shared-run-dir", action="store_true",
-                   help="the run dir is on a filesystem every node mounts at the same path: the trainer "
-                        "and gate may run on any node (default: on the driver's)")
-    g.add_argument("--ray-slice", type=float, default=1.0, help="seconds of self-play per actor call")
-    g.add_argument("--ray-gate-actors", type=int, default=0,
-                   help="play gating games on this many Ray actors (any node; --ray-gate-cpus/-gpus each), "
-                        "counted in start order by the driver; 0: one gate stage actor on the driver's node")
-
-
-def options_from_namespace(a: argparse.Namespace) -> RayOptions:
-    return RayOptions(address=a.ray, cpus=a.ray_cpus, selfplay_cpus=a.ray_selfplay_cpus,
-                      selfplay_gpus=a.ray_selfplay_gpus, trainer_cpus=a.ray_trainer_cpus,
-                      trainer_gpus=a.ray_trainer_gpus, gate_cpus=a.ray_gate_cpus, gate_gpus=a.ray_gate_gpus,
-                      shared_run_dir=a.ray_shared_run_dir, slice_s=a.ray_slice, gate_actors=a.ray_gate_actors)
-
-
-def init_ray(opts: RayOptions) -> bool:
-    """Connects to (or starts) the cluster; returns whether this call initialised Ray (and so
-    must shut it down)."""
-    import ray  # lazy: ray is optional and slow to import
-    if ray.is_initialized():
-        return False
-    env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}}
-    if opts.address in (None, "local"):
-        ray.init(num_cpus=opts.cpus or os.cpu_count(), include_dashboard=False, runtime_env=env,
-                 log_to_driver=False)
-    else:
-        ray.init(address=opts.address, runtime_env=env, log_to_driver=False)
-    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,6 +84,11 @@ class _Slot:
     in_flight: int = 0
     wait_s: float = 0.0          # this incarnation's time held back by the sync pipeline
     waiting_since: float | None = None
+    pending_since: float = 0.0   # when the call in flight was made
+    placed: bool = False         # this incarnation has returned a call (it found a node)
+    created: float = 0.0
+    noticed: bool = False        # "not started" said once
+    node: str | None = None      # the Ray node of this incarnation (once it has answered)
 
     @property
     def metrics_key(self) -> int:
@@ -174,6 +111,10 @@ class _StageSlot:
     exit: int | None = None
     stopping: bool = False
     restarts: int = 0
+    poll_ref: Any = None         # the poll() call in flight
+    placed: bool = False         # the actor has answered once (it found a node)
+    created: float = 0.0
+    noticed: bool = False
 
 
 class RaySupervisor:
@@ -193,6 +134,7 @@ class RaySupervisor:
         self._gate_stop = threading.Event()
         self._gate_thread: threading.Thread | None = None
         self.gate_error: str | None = None
+        self.node_games: dict[str, int] = {}      # games written per Ray node id
 
     # -- actors -------------------------------------------------------------------------------
     def _refresh_model(self) -> bool:
@@ -212,10 +154,10 @@ class RaySupervisor:
         import ray  # lazy: ray is optional and slow to import
         assert self.model is not None
         threads = max(1, int(self.opts.selfplay_cpus)) if not self.cfg.selfplay_threads else self.cfg.selfplay_threads
-        cls = ray.remote(SelfPlayActor).options(name=slot.name, num_cpus=self.opts.selfplay_cpus,
-                                                num_gpus=self.opts.selfplay_gpus, max_restarts=0)
+        cls = ray.remote(SelfPlayActor).options(name=slot.name, max_restarts=0, **self.opts.selfplay_request())
         slot.actor = cls.remote(self.cfg.to_dict(), slot.worker, self.model[0], self.model[1], threads)
         slot.pending, slot.granted, slot.in_flight = None, 0, 0
+        slot.placed, slot.noticed, slot.created = False, False, time.time()
 
     def _start_stage(self, st: _StageSlot) -> None:
         import ray  # lazy: ray is optional and slow to import
@@ -228,14 +170,51 @@ class RaySupervisor:
                 node_id=ray.get_runtime_context().get_node_id(), soft=False)
         st.actor = ray.remote(StageActor).options(**opts).remote(st.name, st.role, st.module, st.args,
                                                                  str(self.rd.root.resolve()))
-        st.exit = None
+        st.exit, st.poll_ref, st.placed, st.noticed, st.created = None, None, False, False, time.time()
+
+    def _check_driver_node(self) -> None:
+        """ValueError when the stages pinned to the driver's node (trainer, gate: they use the
+        run directory) can never fit there; a run would otherwise wait for them forever."""
+        import ray  # lazy: ray is optional and slow to import
+        if self.opts.shared_run_dir:
+            return
+        me = ray.get_runtime_context().get_node_id()
+        have = next((n.get("Resources", {}) for n in ray.nodes() if n.get("NodeID") == me), {})
+        roles = [s.role for s in self.stages]
+        need = {"CPU": sum(self.opts.trainer_cpus if r == "trainer" else self.opts.gate_cpus for r in roles),
+                "GPU": sum(self.opts.trainer_gpus if r == "trainer" else self.opts.gate_gpus for r in roles)}
+        short = {k: v for k, v in need.items() if v > have.get(k, 0.0) + 1e-9}
+        if short:
+            raise ValueError(
+                f"the driver's node has {have.get('CPU', 0):g} CPUs and {have.get('GPU', 0):g} GPUs, but the "
+                f"stages that use the run directory ({', '.join(roles)}) run there and need "
+                f"{need['CPU']:g} CPUs and {need['GPU']:g} GPUs: run the driver on a node with more "
+                f"(ray start --num-cpus/--num-gpus), lower --ray-trainer-cpus/--ray-gate-cpus, or put the run "
+                f"directory on a shared filesystem (--ray-shared-run-dir)")
+
+    def _notice(self, what: str, request: dict[str, Any], since: float) -> None:
+        """Says why an actor has not started: the resources it waits for."""
+        import ray  # lazy: ray is optional and slow to import
+        free = {k: round(v, 2) for k, v in ray.available_resources().items()
+                if not k.startswith(("node:", "memory", "object_store"))}
+        print(f"train.loop[ray]: {what} not started after {time.time() - since:.0f} s: it waits for a node "
+              f"with {request} free (free in the cluster now: {free or 'nothing'}, {len(_alive_nodes())} "
+              f"nodes alive)", file=sys.stderr, flush=True)
+        self.rd.append_metrics({"source": "ray", "event": "actor_waiting", "actor": what,
+                                "request": {k: v for k, v in request.items() if k != "scheduling_strategy"},
+                                "free": free})
 
     def _actor_lost(self, slot: _Slot, exc: BaseException) -> None:
+        import ray  # lazy: ray is optional and slow to import
+        try:
+            ray.kill(slot.actor)          # an actor only unreachable for now must not come back
+        except Exception:
+            pass
         lost = slot.in_flight
         self.lost_games += lost
         self.replaced += 1
         self.rd.append_metrics({"source": "ray", "event": "actor_lost", "worker": slot.worker,
-                                "incarnation": slot.incarnation, "lost_games": lost,
+                                "incarnation": slot.incarnation, "lost_games": lost, "node": slot.node,
                                 "lost_games_total": self.lost_games, "error": f"{type(exc).__name__}"})
         print(f"train.loop[ray]: self-play actor w{slot.worker:02d} died ({type(exc).__name__}); "
               f"{lost} games in flight lost; starting a replacement", file=sys.stderr, flush=True)
@@ -263,6 +242,10 @@ class RaySupervisor:
             write_sgf(sgf, rec, game_name=name.stem)
             write_npz(npz, rec)
             slot.seq += 1
+        node = result.get("node")
+        if node:
+            slot.node = node
+            self.node_games[node] = self.node_games.get(node, 0) + len(result["games"])
         slot.in_flight = int(result["in_flight"])
         if result.get("metrics"):
             self._metrics(slot, result["metrics"])
@@ -296,9 +279,18 @@ class RaySupervisor:
                 continue
             ref, slot.pending, slot.granted = slot.pending, None, 0
             try:
-                self._write(slot, ray.get(ref))
+                result = ray.get(ref)
             except (RayActorError, RayTaskError) as exc:
                 self._actor_lost(slot, exc)
+                continue
+            slot.placed = True
+            self._write(slot, result)
+        now = time.time()
+        for slot in self.slots:
+            if (slot.pending is not None and not slot.placed and not slot.noticed
+                    and now - slot.created >= self.opts.notice_s):
+                slot.noticed = True
+                self._notice(f"self-play actor w{slot.worker:02d}", self.opts.selfplay_request(), slot.created)
         limit = self._limit(phase)
         on_disk = self.rd.count_games() if limit is not None else 0
         for slot in self.slots:
@@ -318,6 +310,13 @@ class RaySupervisor:
                 slot.waiting_since = None
             slot.granted = quota or 0
             slot.pending = slot.actor.play.remote(quota, self.opts.slice_s)
+            slot.pending_since = time.time()
+
+    def _stalled(self, now: float) -> bool:
+        """Self-play waits on calls and none has returned for ``stall_s``: every node able to
+        host a self-play actor is gone (or hung) and none has joined."""
+        return bool(self.slots) and all(s.pending is not None and now - s.pending_since >= self.opts.stall_s
+                                        for s in self.slots)
 
     def _broadcast_model(self) -> None:
         assert self.model is not None
@@ -333,10 +332,21 @@ class RaySupervisor:
         for st in self.stages:
             if st.exit is not None:
                 continue
+            if st.poll_ref is None:
+                st.poll_ref = st.actor.poll.remote()
+            ready, _ = ray.wait([st.poll_ref], timeout=0)
+            if not ready:               # an actor still starting (importing torch on a busy node)
+                if not st.placed and not st.noticed and time.time() - st.created >= self.opts.notice_s:
+                    st.noticed = True
+                    self._notice(f"{st.role} stage actor (pinned to the driver's node)",
+                                 _request(self.opts.trainer_cpus if st.role == "trainer" else self.opts.gate_cpus,
+                                          self.opts.trainer_gpus if st.role == "trainer" else self.opts.gate_gpus,
+                                          None), st.created)
+                continue
+            ref, st.poll_ref = st.poll_ref, None
             try:
-                st.exit = ray.get(st.actor.poll.remote(), timeout=30)
-            except ray.exceptions.GetTimeoutError:
-                continue                # an actor still starting (importing torch on a busy node)
+                st.exit = ray.get(ref)
+                st.placed = True
             except RayActorError:
                 if st.stopping:
                     st.exit = -signal.SIGKILL
@@ -376,6 +386,16 @@ class RaySupervisor:
 
         started_ray = init_ray(self.opts)
         rd, cfg, budget = self.rd, self.cfg, self.budget
+        remote_gate = self.opts.gate_actors > 0
+        self.stages = [_StageSlot(s.name, s.role, s.module, s.args)
+                       for s in stages_for(cfg, budget, self.selfplay_only)
+                       if s.role == "trainer" or (s.role == "gate" and not remote_gate)]
+        try:
+            self._check_driver_node()
+        except ValueError:
+            if started_ray:
+                ray.shutdown()
+            raise
         latest = rd.latest_model()
         start_games, start_step = rd.count_games(), (latest[0] if latest else 0)
         t_start = time.time()
@@ -401,15 +421,11 @@ class RaySupervisor:
         status, reason = 0, "done"
         try:
             self._refresh_model()
+            for st in self.stages:          # first: they are pinned to the driver's node
+                self._start_stage(st)
             self.slots = [_Slot(w, rd.next_game_seq(w)) for w in range(cfg.selfplay_workers)]
             for slot in self.slots:
                 self._start_selfplay(slot)
-            remote_gate = self.opts.gate_actors > 0
-            self.stages = [_StageSlot(s.name, s.role, s.module, s.args)
-                           for s in stages_for(cfg, budget, self.selfplay_only)
-                           if s.role == "trainer" or (s.role == "gate" and not remote_gate)]
-            for st in self.stages:
-                self._start_stage(st)
             if remote_gate and cfg.mode == "agz" and not self.selfplay_only:
                 self._gate_thread = threading.Thread(target=self._gate_loop, name="ray-gate", daemon=True)
                 self._gate_thread.start()
@@ -428,6 +444,7 @@ class RaySupervisor:
                 if now - last_state > 10.0:
                     rd.write_state(pid=os.getpid())
                     last_state = now
+                    self._node_record()
                 if now - last_stage_poll >= 0.5:
                     last_stage_poll = now
                     failed = self._poll_stages()
@@ -444,7 +461,11 @@ class RaySupervisor:
                     reason, status = f"gate failed: {self.gate_error}", 1
                     break
                 if budget.seconds is not None and now - t0 >= budget.seconds:
-                    reason = "time budget spent"
+                    reason = "time budget spent" + self._waiting_note(now)
+                    break
+                if self._stalled(now):
+                    reason, status = (f"self-play stalled: no self-play actor returned a call for "
+                                      f"{self.opts.stall_s:g} s{self._waiting_note(now)}"), 1
                     break
                 usage.add(records)
                 spent = budget.spent(usage)
@@ -467,6 +488,7 @@ class RaySupervisor:
                     reason = "step budget reached" if budget.steps is not None else "trainer stopped"
                     break
             self._shutdown()
+            self._node_record()
             bars.update(tail.read())
         finally:
             for s, h in old_handlers.items():
@@ -480,6 +502,9 @@ class RaySupervisor:
                     ray.kill(st.actor)
             if started_ray:
                 ray.shutdown()
+        unstarted = [s.name for s in self.stages if s.exit is None and not s.placed]
+        if unstarted:
+            reason += f"; never started (no room for them): {', '.join(unstarted)}"
         if status == 0:
             bad = [s for s in self.stages if s.exit not in (0, None) and not (s.stopping and s.exit == -signal.SIGTERM)]
             if bad:
@@ -487,40 +512,89 @@ class RaySupervisor:
                 reason += "; " + ", ".join(f"{s.name} exit {s.exit}" for s in bad)
         state, summary = finish_run(rd, cfg, reason, t0, t_start, self.selfplay_only, sync,
                                     ray=True, lost_games=self.lost_games, replaced_actors=self.replaced,
-                                    selfplay_actors=cfg.selfplay_workers)
+                                    selfplay_actors=cfg.selfplay_workers, games_per_node=self._named(self.node_games))
         print(f"train.loop[ray]: {reason}. {state['games']} games, step {state['step']}, latest model "
               f"{state['latest_model']}, {self.lost_games} games lost to dead actors ({rd.root})", file=sys.stderr)
         print(format_summary(summary), file=sys.stderr)
         return status
 
+    def _node_record(self) -> None:
+        """Where self-play runs: a ``nodes`` metrics record (games written per node, actors per
+        node, nodes alive) when it changed."""
+        import ray  # lazy: ray is optional and slow to import
+        self._node_names = {n.get("NodeID"): n.get("NodeName") or n.get("NodeManagerAddress") for n in ray.nodes()}
+        actors: dict[str, int] = {}
+        for slot in self.slots:
+            if slot.placed and slot.node:
+                actors[slot.node] = actors.get(slot.node, 0) + 1
+        rec = {"games_per_node": self._named(self.node_games), "actors_per_node": self._named(actors),
+               "nodes_alive": len(_alive_nodes())}
+        if rec != getattr(self, "_last_nodes", None):
+            self._last_nodes = rec
+            self.rd.append_metrics({"source": "ray", "event": "nodes", **rec})
+
+    def _named(self, per_node: dict[str, int]) -> dict[str, int]:
+        """``per_node`` keyed by node name (``ray start --node-name``, else its IP) and id prefix."""
+        names = getattr(self, "_node_names", {})
+        return {f"{names.get(k, '?')}:{k[:8]}": v for k, v in sorted(per_node.items())}
+
+    def _waiting_note(self, now: float) -> str:
+        """Why self-play is short of actors, for the end-of-run reason ('' when it is not)."""
+        import ray  # lazy: ray is optional and slow to import
+        waiting = [s for s in self.slots if not s.placed and s.pending is not None
+                   and now - s.created >= min(self.opts.notice_s, 5.0)]
+        if not waiting:
+            return ""
+        return (f" ({len(waiting)} of {len(self.slots)} self-play actors waiting for a node with "
+                f"{self.opts.selfplay_request()} free; {len(_alive_nodes())} nodes alive, cluster resources "
+                f"{ {k: v for k, v in ray.cluster_resources().items() if not k.startswith(('node:', 'memory', 'object_store'))} })")
+
     def _shutdown(self) -> None:
-        """Stops self-play (games in flight abandoned, final metrics written), then the stages."""
+        """Stops self-play (the calls under way finish and their games are kept; games in
+        flight abandoned, final metrics written), then the stages, all within one deadline of
+        ``stop_grace_s``: an actor that cannot answer (its node is gone, or it never found one)
+        is not waited for."""
         import ray  # lazy: ray is optional and slow to import
         from ray.exceptions import RayActorError, RayTaskError  # lazy, as ray
-        for slot in self.slots:          # finish the calls under way: their games are kept
-            if slot.pending is not None:
-                try:
-                    self._write(slot, ray.get(slot.pending, timeout=self.opts.slice_s * 5 + 30))
-                except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
-                    pass
-                slot.pending = None
-        for slot in self.slots:
-            try:
-                self._metrics(slot, ray.get(slot.actor.close.remote(), timeout=30))
-            except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
-                pass
-        self._gate_stop.set()
-        if self._gate_thread is not None:
-            self._gate_thread.join(timeout=self.opts.slice_s * 5 + 30)
-        self._signal([s for s in self.stages if not s.stopping or s.exit is None], signal.SIGTERM)
         deadline = time.time() + self.stop_grace_s
+        self._gate_stop.set()
+
+        def gather(calls: list[tuple[Any, Any]], limit: float) -> dict[Any, Any]:
+            """{key: result} of the (key, ref) calls that answered by ``limit``."""
+            refs = [r for _, r in calls]
+            done = set(ray.wait(refs, num_returns=len(refs), timeout=max(0.0, limit - time.time()))[0]) if refs else set()
+            out = {}
+            for key, ref in calls:
+                if ref in done:
+                    try:
+                        out[key] = ray.get(ref)
+                    except (RayActorError, RayTaskError):
+                        pass
+            return out
+
+        calls = [(s.worker, s.pending) for s in self.slots if s.pending is not None and s.placed]
+        results = gather(calls, min(deadline, time.time() + self.opts.slice_s * 5 + 30))
+        for slot in self.slots:
+            if slot.worker in results:
+                self._write(slot, results[slot.worker])
+            slot.pending = None
+        placed = [s for s in self.slots if s.placed]
+        closed = gather([(s.worker, s.actor.close.remote()) for s in placed], min(deadline, time.time() + 30))
+        for slot in placed:
+            if slot.worker in closed:
+                self._metrics(slot, closed[slot.worker])
+        if self._gate_thread is not None:
+            self._gate_thread.join(timeout=max(0.0, min(deadline, time.time() + self.opts.slice_s * 5 + 30) - time.time()))
         for st in self.stages:
-            if st.exit is None:
-                try:
-                    st.exit = ray.get(st.actor.wait.remote(max(0.1, deadline - time.time())),
-                                      timeout=self.stop_grace_s + 10)
-                except (RayActorError, RayTaskError, ray.exceptions.GetTimeoutError):
-                    st.exit = -signal.SIGKILL
+            if st.exit is None and not st.placed:      # never found a node: nothing to stop
+                st.stopping = True
+                ray.kill(st.actor)
+        live = [s for s in self.stages if s.exit is None and s.placed]
+        self._signal([s for s in live if not s.stopping or s.exit is None], signal.SIGTERM)
+        exits = gather([(st.name, st.actor.wait.remote(max(0.1, deadline - time.time() - 5)))
+                        for st in live], deadline)
+        for st in live:
+            st.exit = exits.get(st.name, -signal.SIGKILL)
 
 
 def supervise_ray(rd: RunDir, cfg: RunConfig, budget: Budget, opts: RayOptions, progress: bool = True,
