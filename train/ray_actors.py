@@ -1,6 +1,7 @@
 """The Ray actors of a run on a Ray cluster (driven by :class:`train.ray_cluster.RaySupervisor`;
 the module docstring there says who runs where and how models and games travel): self-play
-workers, stage programs (trainer, gate), and gating games played on remote actors.
+workers, stage programs (trainer, gate), and gating games played on remote actors (driven by
+:class:`train.ray_gate.RemoteGateMatch`).  Nothing here imports the driver's side.
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import numpy as np
 import torch
 
 from engine import flops
@@ -26,9 +26,6 @@ from train.pool import GamePool
 from train.rundir import RunDir, atomic_write
 from train.selfplay import SelfPlayWorker, make_agent
 from train.supervisor import Stage
-
-if TYPE_CHECKING:                       # the driver imports this module
-    from train.ray_cluster import RaySupervisor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,89 +210,3 @@ class GateActor:
     def close(self) -> None:
         self.pool.abandon_all()
         shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-class _Returned:
-    """A gating game that came back from an actor, shaped like a FinishedGame for ``on_game``."""
-
-    def __init__(self, rec: Any):
-        self._rec = rec
-
-    def record(self) -> Any:
-        return self._rec
-
-
-class RemoteGateMatch(GateMatch):
-    """:class:`train.gating.GateMatch` whose worker threads drive :class:`GateActor`\\ s
-    instead of local pools: the coordinator (start order, deadlines, lost games, the rule)
-    stays in the driver, unchanged.  An actor that dies is replaced; every game it was
-    playing is declared lost (``GateCoordinator.worker_died``) and played again under its own
-    number by a live actor or the replacement.  The moves of the games in flight, reported
-    with every call, tell the coordinator how long a lost game had lasted."""
-
-    def __init__(self, sup: RaySupervisor, candidate: tuple[int, Path], best: tuple[int, Path],
-                 *args: Any, **kwargs: Any):
-        kwargs["workers"] = max(1, sup.opts.gate_actors)
-        kwargs["slots"] = max(kwargs.get("slots", 32), kwargs["workers"])
-        super().__init__(*args, **kwargs)
-        import ray  # lazy: ray is optional and slow to import
-        self.sup = sup
-        self.models = []
-        for step, path in (candidate, best):
-            self.models.append((ModelMsg(step, path.stat().st_mtime), ray.put(path.read_bytes())))
-        self.replaced = 0
-
-    def _actor(self, w: int) -> Any:
-        import ray  # lazy: ray is optional and slow to import
-        o, cfg = self.sup.opts, self.sup.cfg
-        seeds = np.random.SeedSequence([cfg.seed, self.models[0][0].step, 7, w, self.replaced]).generate_state(2)
-        name = f"goengine-gate-{self.models[0][0].step}-w{w:02d}-{self.replaced}"
-        cls = ray.remote(GateActor).options(name=name, max_restarts=0, **o.gate_request())
-        return cls.remote(cfg.to_dict(), self.models[0][0], self.models[0][1], self.models[1][0],
-                          self.models[1][1], self.slots[w], self.seed, (int(seeds[0]), int(seeds[1])),
-                          max(1, int(o.gate_cpus)))
-
-    def _work(self, w: int) -> None:
-        import ray  # lazy: ray is optional and slow to import
-        from ray.exceptions import RayActorError  # lazy, as ray
-        coord = self.coordinator
-        actor, mine = None, set()
-        try:
-            while not self._done.is_set():
-                if actor is None:
-                    actor = self._actor(w)
-                new = []
-                while len(mine) + len(new) < self.slots[w]:
-                    index = coord.claim(w)
-                    if index is None:
-                        break
-                    new.append(index)
-                lost = coord.lost_games(w) & mine
-                ref = actor.play.remote(new, sorted(lost), self.sup.opts.slice_s)
-                while not ray.wait([ref], timeout=0.5)[0]:     # an actor with no node yet: wait,
-                    if self._done.is_set():                     # but never past the match's end
-                        return
-                try:
-                    reply = ray.get(ref)
-                except RayActorError:
-                    gone = coord.worker_died(w)          # its games in flight: lost, played again
-                    self.replaced += 1
-                    self.sup.rd.append_metrics({"source": "ray", "event": "gate_actor_lost", "worker": w,
-                                                "candidate_step": self.models[0][0].step,
-                                                "lost_games": len(gone)})
-                    actor, mine = None, set()
-                    continue
-                mine = (mine | set(new)) - lost
-                coord.progress(w, reply["in_flight"])
-                for index, score, moves, rec in reply["games"]:
-                    mine.discard(index)
-                    counted = coord.report(index, score, worker=w, moves=moves)
-                    with self._count_lock:
-                        self.finished_games += 1
-                    if self.on_game is not None:
-                        self.on_game(index, _Returned(rec), counted)
-                if not new and not mine:
-                    time.sleep(self.poll_s)
-        finally:
-            if actor is not None:
-                ray.kill(actor)

@@ -57,11 +57,12 @@ from typing import Any
 
 from train.config import RunConfig
 from train.gating import gate_candidate, next_candidate
-from train.ray_actors import ModelMsg, RemoteGateMatch, SelfPlayActor, StageActor
+from train.ray_actors import ModelMsg, SelfPlayActor, StageActor
 from train.records import write_npz, write_sgf
 from train.report import format_summary
 from train.rundir import GameName, MetricsTail, RunDir
 from train.supervisor import Budget, Progress, SyncPipeline, finish_run, stages_for
+from train.ray_gate import RemoteGateMatch
 from train.ray_options import (RayOptions, _alive_nodes, _request, add_ray_arguments, init_ray,  # noqa: F401
                                options_from_namespace, ray_available)
 from train.usage import Usage
@@ -370,7 +371,9 @@ class RaySupervisor:
                     self._gate_stop.wait(0.1)
                     continue
                 gate_candidate(self.rd, self.cfg, candidate, stop=self._gate_stop.is_set, generation=generation,
-                               make_match=lambda c, b, *a, **k: RemoteGateMatch(self, c, b, *a, **k))
+                               make_match=lambda c, b, *a, **k: RemoteGateMatch(
+                                   c, b, *a, cfg=self.cfg, opts=self.opts,
+                                   append_metrics=self.rd.append_metrics, **k))
         except BaseException as exc:          # reported by the supervisor as a failed stage
             self.gate_error = f"{type(exc).__name__}: {exc}"
 
