@@ -132,8 +132,8 @@ def test_no_import_cycles():
 
 def test_the_ray_actors_do_not_import_the_driver():
     graph = import_graph()
-    assert "train.ray_cluster" not in graph["train.ray_actors"]
-    assert "train.ray_gate" not in graph["train.ray_actors"]
+    assert "train.cluster.driver" not in graph["train.cluster.actors"]
+    assert "train.cluster.gate" not in graph["train.cluster.actors"]
 
 
 def test_a_type_checking_only_circle_is_found(tmp_path):

@@ -1,5 +1,5 @@
 """``train.loop --ray``: a tiny agz run on a local Ray cluster (2 CPUs), end to end, with a
-self-play actor and a gating actor killed mid-run (train/ray_cluster.py).
+self-play actor and a gating actor killed mid-run (train/cluster/driver.py).
 
 One run serves every test (Ray takes ~20 s to start on a loaded machine): 5x5, a 1x8 net, the
 sync pipeline, two generations of 6 games, 4-game gating matches played by a gating actor
@@ -17,7 +17,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e .[
 
 from train.loop import Budget, build_parser, prepare_run  # noqa: E402
 from train.config import from_namespace  # noqa: E402
-from train.ray_cluster import RayOptions, RaySupervisor  # noqa: E402
+from train.cluster.driver import RayOptions, RaySupervisor  # noqa: E402
 from train.records import read_npz  # noqa: E402
 from train.rundir import RunDir  # noqa: E402
 

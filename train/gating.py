@@ -512,7 +512,7 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
     best pointer on a promotion) and a metrics record; returns the decision record, or None if
     ``stop()`` interrupted the match.  ``make_match(candidate, best, *args, **kwargs)`` builds
     the match instead of ``GateMatch(*args, **kwargs)`` (Ray: gating workers on other machines,
-    :class:`train.ray_gate.RemoteGateMatch`)."""
+    :class:`train.cluster.gate.RemoteGateMatch`)."""
     best = rd.best_model()
     cand_id, best_id = rd.model_id(candidate[1]), rd.model_id(best[1])
     written = candidate[1].stat().st_mtime

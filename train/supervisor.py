@@ -1,5 +1,5 @@
 """The pieces of a run's supervisor shared by the local one (:func:`train.loop.supervise`) and
-the Ray one (:class:`train.ray_cluster.RaySupervisor`): budgets, stage processes, the sync
+the Ray one (:class:`train.cluster.driver.RaySupervisor`): budgets, stage processes, the sync
 pipeline's generations, progress bars, and the end-of-run bookkeeping.  Both supervisors depend
 on this module and not on each other."""
 from __future__ import annotations

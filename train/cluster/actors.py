@@ -1,7 +1,7 @@
-"""The Ray actors of a run on a Ray cluster (driven by :class:`train.ray_cluster.RaySupervisor`;
+"""The Ray actors of a run on a Ray cluster (driven by :class:`train.cluster.driver.RaySupervisor`;
 the module docstring there says who runs where and how models and games travel): self-play
 workers, stage programs (trainer, gate), and gating games played on remote actors (driven by
-:class:`train.ray_gate.RemoteGateMatch`).  Nothing here imports the driver's side.
+:class:`train.cluster.gate.RemoteGateMatch`).  Nothing here imports the driver's side.
 """
 from __future__ import annotations
 

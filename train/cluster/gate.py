@@ -1,7 +1,7 @@
 """Gating games on Ray actors, driven from the driver: :class:`RemoteGateMatch` is the gate
-stage's :class:`train.gating.GateMatch` with :class:`train.ray_actors.GateActor`\\ s for its
+stage's :class:`train.gating.GateMatch` with :class:`train.cluster.actors.GateActor`\\ s for its
 workers (``train.loop --ray ... --ray-gate-actors N``).  It runs in a thread of the driver
-(:class:`train.ray_cluster.RaySupervisor`), which hands it what it uses: the run's settings, the
+(:class:`train.cluster.driver.RaySupervisor`), which hands it what it uses: the run's settings, the
 Ray options and where to log its metrics records.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 
 from train.config import RunConfig
 from train.gating import GateMatch
-from train.ray_actors import GateActor, ModelMsg
-from train.ray_options import RayOptions
+from train.cluster.actors import GateActor, ModelMsg
+from train.cluster.options import RayOptions
 
 
 class _Returned:

@@ -7,12 +7,12 @@ of machines.  The local multi-process run (:func:`train.loop.supervise`) stays t
     python -m train.loop --run-dir runs/9x9 --ray auto --selfplay-workers 32 --ray-trainer-gpus 1
 
 **Who runs where.**  The driver (``train.loop`` itself) owns the run directory.  Each self-play
-worker is a Ray actor (:class:`train.ray_actors.SelfPlayActor`, ``--ray-selfplay-cpus/-gpus``
+worker is a Ray actor (:class:`train.cluster.actors.SelfPlayActor`, ``--ray-selfplay-cpus/-gpus``
 each) that may run on any machine: it wraps the very same :class:`train.selfplay.SelfPlayWorker`
 (pool, resignation calibration, ``--on-new-model``, metrics) over a scratch run directory of its
 own.  The trainer and the gate are the unchanged stage programs (``python -m train.trainer`` /
 ``train.gating``, from :func:`train.supervisor.stages_for`) run by a
-:class:`train.ray_actors.StageActor` with its resource request (``--ray-trainer-cpus/-gpus``,
+:class:`train.cluster.actors.StageActor` with its resource request (``--ray-trainer-cpus/-gpus``,
 ``--ray-gate-cpus/-gpus``); they read and write the run directory, so they are pinned to the
 driver's machine unless ``--ray-shared-run-dir`` says the run directory is on a filesystem every
 machine mounts at the same path.
@@ -57,13 +57,13 @@ from typing import Any
 
 from train.config import RunConfig
 from train.gating import gate_candidate, next_candidate
-from train.ray_actors import ModelMsg, SelfPlayActor, StageActor
+from train.cluster.actors import ModelMsg, SelfPlayActor, StageActor
 from train.records import write_npz, write_sgf
 from train.report import format_summary
 from train.rundir import GameName, MetricsTail, RunDir
 from train.supervisor import Budget, Progress, SyncPipeline, finish_run, stages_for
-from train.ray_gate import RemoteGateMatch
-from train.ray_options import (RayOptions, _alive_nodes, _request, add_ray_arguments, init_ray,  # noqa: F401
+from train.cluster.gate import RemoteGateMatch
+from train.cluster.options import (RayOptions, _alive_nodes, _request, add_ray_arguments, init_ray,  # noqa: F401
                                options_from_namespace, ray_available)
 from train.usage import Usage
 

@@ -1,5 +1,5 @@
 """The options of ``train.loop --ray`` (:class:`RayOptions`, its ``--ray*`` arguments) and
-connecting to the cluster; the driver that uses them is :mod:`train.ray_cluster`."""
+connecting to the cluster; the driver that uses them is :mod:`train.cluster.driver`."""
 from __future__ import annotations
 
 import argparse
@@ -52,7 +52,7 @@ def _request(cpus: float, gpus: float, resource: str | None) -> dict[str, Any]:
 
 def add_ray_arguments(ap: argparse.ArgumentParser) -> None:
     """The ``--ray*`` options of ``train.loop``."""
-    g = ap.add_argument_group("Ray cluster (see train/ray_cluster.py)")
+    g = ap.add_argument_group("Ray cluster (see train/cluster/driver.py)")
     g.add_argument("--ray", default=None, metavar="ADDRESS",
                    help="run the stages as Ray actors: 'local' (a Ray cluster on this machine), 'auto' "
                         "(the cluster 'ray start' joined), or a cluster address")
