@@ -26,7 +26,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from engine.core import SearchParams  # noqa: E402
 from engine.gtp import EngineConfig, GTPEngine  # noqa: E402
-from engine.loading import WEIGHTS_DIR, default_weights_path, make_evaluator_factory  # noqa: E402
+from engine.nets.loading import WEIGHTS_DIR, default_weights_path, make_evaluator_factory  # noqa: E402
 from engine.options import DEFAULTS, build_parser, default_threads  # noqa: E402
 
 __all__ = ["DEFAULTS", "WEIGHTS_DIR", "build_parser", "default_threads", "default_weights_path",
@@ -47,10 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     uses_torch = args.weights not in ("uniform", "random")
-    # On CUDA, threads and batch not given are measured with the first net (engine.gpu_settings).
+    # On CUDA, threads and batch not given are measured with the first net (engine.nets.gpu_settings).
     gpu_pending = False
     if uses_torch and (args.threads is None or args.batch is None):
-        from engine.gpu_settings import on_cuda        # lazy: imports torch
+        from engine.nets.gpu_settings import on_cuda        # lazy: imports torch
         gpu_pending = on_cuda(args.device)
     if args.threads is None and not gpu_pending:
         args.threads = default_threads(args.device) if uses_torch else 1

@@ -42,7 +42,7 @@ import engine
 from engine.analysis_query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query)
 from engine.analysis_report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
-from engine.loading import make_evaluator_factory
+from engine.nets.loading import make_evaluator_factory
 from engine.options import DEFAULTS, default_threads
 from engine.options import build_parser as gtp_parser
 

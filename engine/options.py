@@ -92,7 +92,7 @@ GTP:
                    help="search threads, each with its own batch of positions in the network at "
                         "once (on a CPU each runs the network on one core); default: the cores "
                         "this process may use; on CUDA measured with the batch once per machine, "
-                        "net and size, and cached (engine/gpu_settings.py).  With 1 thread and "
+                        "net and size, and cached (engine/nets/gpu_settings.py).  With 1 thread and "
                         "--visits the engine is deterministic")
     p.add_argument("--precision", default="auto", type=str.lower,
                    choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw", "fp32-wino"),

@@ -48,7 +48,7 @@ class SearchResult:
 class Player:
     """Searches positions with one evaluator.  ``batch`` is the most leaves per network call;
     ``threads`` the number of search threads, each with its own batch in flight (the evaluator
-    must then accept concurrent calls, as :class:`engine.evaluator.TorchEvaluator` does).
+    must then accept concurrent calls, as :class:`engine.nets.evaluator.TorchEvaluator` does).
     With one thread and fixed visits a search is deterministic for a given seed."""
 
     def __init__(self, evaluator, params: SearchParams | None = None, batch: int = 16,

@@ -1,5 +1,5 @@
 """Test-wide settings: tests never read or write the user's cache directory (the engine's
-measured network precision lives there, see engine.precision); a session gets its own, which
+measured network precision lives there, see engine.nets.precision); a session gets its own, which
 engine subprocesses inherit."""
 import atexit
 import os

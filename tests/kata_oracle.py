@@ -1,7 +1,7 @@
 """Drive KataGo as an oracle for its networks' outputs, and the positions the identity test uses.
 
 Used by tests/test_kata_identity.py (and runnable: ``python tests/kata_oracle.py --model NET``)
-to prove that engine.katanet + the C core's ``kata7`` features evaluate KataGo model files as
+to prove that engine.nets.katanet + the C core's ``kata7`` features evaluate KataGo model files as
 KataGo does.  Two oracles, both built from KataGo's public source outside this repository:
 
 * ``katago gtp`` (``$KATAGO``, or ``katago`` on PATH): positions are set with ``boardsize``,
@@ -233,7 +233,7 @@ def open_oracle(model: Path):
 
 
 def ours(pos: Position, net) -> RawOutput:
-    """The same outputs from engine.katanet and the C core's kata7 features, White's view,
+    """The same outputs from engine.nets.katanet and the C core's kata7 features, White's view,
     with the policy renormalised over KataGo's legal moves (the oracle tells which)."""
     import torch
     from engine.core import Game, Rules
@@ -372,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--oracle", choices=("auto", "gtp", "rawnn"), default="auto")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from engine import kataweights
+    from engine.nets import kataweights
     net, _ = kataweights.load(args.model)
     if args.oracle == "gtp":
         oracle = KataGTP(katago_path(), args.model)

@@ -1,6 +1,6 @@
 """Drive Leela Zero (``leelaz``) over GTP as an oracle for its network's outputs.
 
-Used by tests/test_lzweights.py to prove that engine.lzweights evaluates Leela Zero weight files
+Used by tests/test_lzweights.py to prove that engine.nets.lzweights evaluates Leela Zero weight files
 exactly as Leela Zero 0.17 does.
 
 What the oracle relies on (verified against the Debian ``leela-zero`` 0.17 binary):

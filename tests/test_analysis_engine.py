@@ -20,7 +20,7 @@ import pytest
 from engine.analysis_engine import AnalysisConfig, AnalysisEngine
 from engine.analysis_query import QueryDefaults
 from engine.analysis_report import implied_score_stdev
-from engine.evaluator import RandomEvaluator, UniformEvaluator
+from engine.nets.evaluator import RandomEvaluator, UniformEvaluator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -486,7 +486,7 @@ def test_process_survives_bad_lines_and_exits_after_the_queries():
 def test_a_katago_format_net(tmp_path):
     """`--weights NET.bin.gz` (a tiny random net in KataGo's format): KataGo's own inputs,
     rules and komi reach the net, and the responses have KataGo's fields."""
-    from engine import kataweights
+    from engine.nets import kataweights
     model = kataweights.random_model(("ordinary", "gpool"), channels=8, version=15, seed=3,
                                      activation="ACTIVATION_RELU")
     path = tmp_path / "tiny.bin.gz"

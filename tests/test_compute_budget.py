@@ -1,4 +1,4 @@
-"""Compute budgets: FLOPs counted per process (engine.flops), a run's spending summed over its
+"""Compute budgets: FLOPs counted per process (engine.nets.flops), a run's spending summed over its
 stage processes and sessions (train.usage), and train.loop stopping on it (--budget Fflops /
 Hcpuh), resumed runs continuing the count."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine import flops
-from engine.evaluator import TorchEvaluator
-from engine.network import GoNet, NetConfig
+from engine.nets import flops
+from engine.nets.evaluator import TorchEvaluator
+from engine.nets.network import GoNet, NetConfig
 from train.rundir import RunDir
 from train.supervisor import Budget
 from train.usage import Usage

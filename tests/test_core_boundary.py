@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine.core import BLACK, Game, Search, SearchParams, backup_many, collect_many
-from engine.evaluator import Evaluation, UniformEvaluator
+from engine.nets.evaluator import Evaluation, UniformEvaluator
 from engine.player import Player
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine import flops
+from engine.nets import flops
 from engine.core import Rules
-from engine.evaluator import TorchEvaluator
-from engine.network import GoNet, NetConfig
-from engine.precision import TOLERANCE, output_diff
+from engine.nets.evaluator import TorchEvaluator
+from engine.nets.network import GoNet, NetConfig
+from engine.nets.precision import TOLERANCE, output_diff
 from train.pool import Agent, GamePool, GameSpec, PlaySettings
 from train.trainer import Trainer, TrainSettings
 
@@ -99,26 +99,26 @@ def test_a_training_step_on_cuda_learns():
 
 # fp32 on CUDA runs its convolutions in TF32 (torch's default for cuDNN): close to the CPU, not
 # equal.  bf16 and fp16 must stay within the tolerance the precision choice applies
-# (engine.precision.TOLERANCE: policy probabilities and values).
+# (engine.nets.precision.TOLERANCE: policy probabilities and values).
 FP32_TOLERANCE = {"policy": 5e-3, "value": 5e-3, "ownership": 1e-2, "score": 0.1}
 HALF_AUX_TOLERANCE = {"ownership": 0.1, "score": 1.0}
 
 
 def _lz_net():
-    from engine import lzweights
+    from engine.nets import lzweights
     return lzweights.build_model(lzweights.random_weights(2, 16, seed=11))          # 19x19 only
 
 
 def _kata_net():
-    from engine import kataweights as kw
-    from engine.katanet import KataNet
+    from engine.nets import kataweights as kw
+    from engine.nets.katanet import KataNet
     return KataNet(kw.random_model(("ordinary", "gpool", "nested", "attention", "ffn"), version=15,
                                    seed=5)).eval()
 
 
 def _compare_on_cuda(net, size: int, dtype: str) -> None:
-    from engine.evaluator import _model_io
-    from engine.precision import sample_planes
+    from engine.nets.evaluator import _model_io
+    from engine.nets.precision import sample_planes
 
     feature_set, planes = _model_io(net)
     x = sample_planes(feature_set, planes, size, 24)          # legal positions from our C core
@@ -179,7 +179,7 @@ def _run_transcript(case: str, extra: list) -> tuple:
 def test_golden_sgf_transcript_on_cuda_is_byte_exact():
     """sgf.gtp (loadsgf, showboard, printsgf: no search, so no floating-point detail reaches the
     output) with a real net on CUDA gives exactly tests/gtp/sgf.out.  Its command line fixes
-    --threads 1 but not --batch, so the engine measures its GPU batch first (engine.gpu_settings)."""
+    --threads 1 but not --batch, so the engine measures its GPU batch first (engine.nets.gpu_settings)."""
     g = _golden()
     rc, out, err = _run_transcript("sgf", [])
     assert rc == 0, err[-2000:]
@@ -219,7 +219,7 @@ def test_golden_genmove_transcript_on_cuda_has_the_golden_structure():
 
 
 def test_gpu_settings_measure_the_engine_search_on_cuda():
-    from engine import gpu_settings as gs
+    from engine.nets import gpu_settings as gs
 
     s = gs.measure(_net(), "cuda", 9, [(2, 16), (4, 32)], evaluator_kwargs={"dtype": "fp32"},
                    seconds=0.5, rounds=1)

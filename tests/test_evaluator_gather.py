@@ -1,10 +1,10 @@
-"""The evaluator's one-gather random symmetries equal engine.symmetry's per-item transforms."""
+"""The evaluator's one-gather random symmetries equal engine.nets.symmetry's per-item transforms."""
 import numpy as np
 import pytest
 import torch
 
-from engine import symmetry
-from engine.evaluator import _gather_points
+from engine.nets import symmetry
+from engine.nets.evaluator import _gather_points
 
 
 @pytest.mark.parametrize("n", [2, 5, 9, 19])

@@ -5,8 +5,8 @@ import argparse
 import pytest
 import torch
 
-from engine import weights
-from engine.network import NetConfig
+from engine.nets import weights
+from engine.nets.network import NetConfig
 from train.config import RunConfig, stage_cpus, stage_threads
 from tools.experiment import BASELINE, COMBOS, build_rows, format_rows, passthrough_args, round_robin, write_chart
 from train.stats import bradley_terry

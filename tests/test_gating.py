@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.core import BLACK, WHITE, Rules
-from engine.evaluator import RandomEvaluator
+from engine.nets.evaluator import RandomEvaluator
 from train.gating import CONTINUE, PROMOTE, REJECT, VOID, GateCoordinator, GateMatch, GateRule
 from train.pool import Agent, PlaySettings
 from train.records import read_sgf_moves

@@ -1,4 +1,4 @@
-"""engine.gpu_settings: the engine's search threads and batch on CUDA, chosen by measurement and
+"""engine.nets.gpu_settings: the engine's search threads and batch on CUDA, chosen by measurement and
 cached as the precision is.  Everything runs on the CPU: the timer is injected (no search runs)
 and so is "this is CUDA" (``on_cuda``), except one short real measurement on a tiny net."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ import sys
 import pytest
 import torch
 
-from engine import gpu_settings as gs
-from engine import precision as prec
-from engine.network import NetConfig, Network
+from engine.nets import gpu_settings as gs
+from engine.nets import precision as prec
+from engine.nets.network import NetConfig, Network
 
 torch.set_num_threads(1)
 
@@ -166,7 +166,7 @@ def _engine(monkeypatch, capsys, argv, stdin):
 
 @pytest.fixture
 def tiny_weights(tmp_path, monkeypatch):
-    from engine import weights
+    from engine.nets import weights
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     path = tmp_path / "tiny.pt"
     weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),

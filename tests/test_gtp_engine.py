@@ -9,7 +9,7 @@ import pytest
 
 from engine import coords
 from engine.core import BLACK, WHITE, ChildStats
-from engine.evaluator import UniformEvaluator
+from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, gtp_command, parse_command
 from engine.player import SearchResult
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from engine import __main__ as cli
-from engine import loading
+from engine.nets import loading
 
 
 def run_main(monkeypatch, capsys, argv, stdin: str):
@@ -67,8 +67,8 @@ def test_uniform_engine_and_log_file(monkeypatch, capsys, tmp_path):
 
 
 def test_our_weights_file(monkeypatch, capsys, tmp_path):
-    from engine import weights
-    from engine.network import NetConfig
+    from engine.nets import weights
+    from engine.nets.network import NetConfig
 
     path = tmp_path / "tiny.pt"
     weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),
@@ -85,7 +85,7 @@ def test_our_weights_file(monkeypatch, capsys, tmp_path):
 
 
 def test_leela_zero_weights_play_19x19_only(monkeypatch, capsys, tmp_path):
-    from engine import lzweights
+    from engine.nets import lzweights
 
     path = tmp_path / "lz.txt"
     lzweights.write_random(path, blocks=1, filters=8, seed=1)
@@ -125,8 +125,8 @@ def test_no_shipped_net_plays_an_untrained_one_with_a_warning(monkeypatch, capsy
 
 
 def test_a_net_trained_for_one_size_starts_on_it(monkeypatch, capsys, tmp_path):
-    from engine import weights
-    from engine.network import NetConfig
+    from engine.nets import weights
+    from engine.nets.network import NetConfig
 
     path = tmp_path / "nine.pt"
     weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),

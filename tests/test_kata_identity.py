@@ -1,5 +1,5 @@
 """KataGo-format nets evaluate exactly as KataGo evaluates them: our features (C core, kata7)
-plus engine.katanet against KataGo's own code (tests/kata_oracle.py), on the positions of
+plus engine.nets.katanet against KataGo's own code (tests/kata_oracle.py), on the positions of
 kata_oracle.positions(): value, policy and ownership within 1e-3, score lead within 1e-3 points.
 
 A tiny random net with every block kind KataGo's CPU backend runs (ordinary, global pooling,
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kata_oracle as ko  # noqa: E402
 
-from engine import kataweights  # noqa: E402
+from engine.nets import kataweights  # noqa: E402
 
 TOLERANCE = {"value": 1e-3, "policy": 1e-3, "ownership": 1e-3, "lead": 1e-3}
 

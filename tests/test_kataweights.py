@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from engine import kataweights as kw
-from engine import weights
-from engine.evaluator import TorchEvaluator
-from engine.katanet import PLANES, KataNet
+from engine.nets import kataweights as kw
+from engine.nets import weights
+from engine.nets.evaluator import TorchEvaluator
+from engine.nets.katanet import PLANES, KataNet
 
 ALL_KINDS = ("ordinary", "gpool", "nested", "attention", "attention_learned", "ffn")
 

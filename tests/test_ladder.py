@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import weights
-from engine.network import NetConfig
+from engine.nets import weights
+from engine.nets.network import NetConfig
 from train import ladder
 from train.rundir import RunDir
 
@@ -167,7 +167,7 @@ def test_brier_score_of_a_nets_winrate_on_sgf_games(tmp_path):
     against the winner, computed by hand here; undecided, empty and unreadable games are left out."""
     from engine import sgf
     from engine.core import BLACK, WHITE, Game, Rules
-    from engine.evaluator import TorchEvaluator
+    from engine.nets.evaluator import TorchEvaluator
     path = tmp_path / "net.pt"
     net = weights.new_model(NetConfig(blocks=1, filters=8), seed=4)
     weights.save(path, net, {"step": 1, "board_sizes": [5]})

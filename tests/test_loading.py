@@ -1,4 +1,4 @@
-"""engine.loading.load_evaluator: the one way from a weights file to an evaluator (the engines,
+"""engine.nets.loading.load_evaluator: the one way from a weights file to an evaluator (the engines,
 self-play, gating, in-process matches and the ladder), with the board-size check and the
 precision measurement."""
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine import lzweights, weights
-from engine.loading import check_board_size, load_evaluator
-from engine.network import NetConfig
+from engine.nets import lzweights, weights
+from engine.nets.loading import check_board_size, load_evaluator
+from engine.nets.network import NetConfig
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def test_variants():
 
 @pytest.fixture(scope="module")
 def tiny_net(tmp_path_factory):
-    from engine.lzweights import write_random
+    from engine.nets.lzweights import write_random
     path = tmp_path_factory.mktemp("lzbench") / "tiny.txt"
     write_random(path, 2, 16, seed=3)
     return path
@@ -71,7 +71,7 @@ def tiny_net(tmp_path_factory):
 
 def test_split_evaluator_matches_whole_batch(tiny_net):
     """Slices evaluated on two threads give exactly the whole batch's outputs, in order."""
-    from engine.evaluator import TorchEvaluator
+    from engine.nets.evaluator import TorchEvaluator
     model = lz_bench._load_model(tiny_net)
     x = lz_bench._sample_positions(7, seed=5)
     ev = TorchEvaluator(model, device="cpu", dtype="fp32", symmetries="none", cache_size=0)  # a CPU test: CUDA batches differ in rounding
@@ -130,7 +130,7 @@ def test_vs_leelaz_tiny(capsys):
 @pytest.mark.skipif(not HAVE_LEELAZ, reason="leelaz not installed (Debian package leela-zero)")
 def test_vs_leelaz_engine_defaults(monkeypatch, tmp_path):
     """The default: the engine's measured precision and search threads."""
-    from engine import precision as prec
+    from engine.nets import precision as prec
 
     monkeypatch.setattr(prec, "default_timer", lambda p, forward, rows, seconds: 2.0 if p.label == "fp32" else 1.0)
     args = argparse.Namespace(nets=["2x16"], visits=32, threads=[2], batch=8, dtype="engine",

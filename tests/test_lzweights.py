@@ -1,4 +1,4 @@
-"""Tests for engine.lzweights: Leela Zero weight files and LZNet.
+"""Tests for engine.nets.lzweights: Leela Zero weight files and LZNet.
 
 The central proof is ``test_matches_leelaz``: for random Leela Zero nets of two tower sizes and
 both format versions, and ~30 positions (empty board, captures, a ko taken and retaken, passes,
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from leelaz_oracle import (  # noqa: E402
     BLACK, PASS, WHITE, LeelaZero, leelaz_path, parse_vertex, reference_lz18_planes)
 
-from engine import lzweights  # noqa: E402
-from engine.lzweights import LZWeightsError  # noqa: E402
+from engine.nets import lzweights  # noqa: E402
+from engine.nets.lzweights import LZWeightsError  # noqa: E402
 
 LEELAZ = leelaz_path()
 _skip_without_leelaz = pytest.mark.skipif(

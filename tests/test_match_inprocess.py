@@ -13,8 +13,8 @@ from sgfmill import sgf
 
 from engine import coords
 from engine.core import BLACK, WHITE, Game, Rules
-from engine.network import NetConfig
-from engine.weights import new_model, save
+from engine.nets.network import NetConfig
+from engine.nets.weights import new_model, save
 from train.inproc import InProcessSpec, parse_inproc
 from train.match import main
 
@@ -141,7 +141,7 @@ def test_in_process_players_with_a_random_opening(tmp_path, nets):
 
 
 def test_leela_zero_net_needs_19x19(tmp_path, capsys):
-    from engine import lzweights
+    from engine.nets import lzweights
 
     lz = tmp_path / "lz.gz"
     lzweights.write_random(lz, blocks=1, filters=8, seed=1)

@@ -3,9 +3,9 @@ test_gtp_main), self-play and gating (train.loop --max-memory) and in-process ma
 (inproc:...:max_memory=SIZE)."""
 import pytest
 
-from engine import weights
+from engine.nets import weights
 from engine.core import SearchParams
-from engine.network import NetConfig
+from engine.nets.network import NetConfig
 from train.config import RunConfig
 from train.inproc import parse_inproc
 from train.selfplay import make_agent

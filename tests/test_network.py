@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from engine import symmetry
-from engine.evaluator import (
+from engine.nets import symmetry
+from engine.nets.evaluator import (
     Evaluation,
     RandomEvaluator,
     TorchEvaluator,
     UniformEvaluator,
 )
-from engine.network import GoNet, NetConfig
-from engine.weights import WeightsError, load, load_any, main, new_model, save
+from engine.nets.network import GoNet, NetConfig
+from engine.nets.weights import WeightsError, load, load_any, main, new_model, save
 
 PLANES = 7  # any plane count works; tests do not depend on the C feature encoder
 SIZES = (2, 5, 9, 19)

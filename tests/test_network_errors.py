@@ -8,12 +8,12 @@ import sys
 import pytest
 import torch
 
-from engine import weights
+from engine.nets import weights
 from engine.core import Game, Rules
 from engine.errors import NetworkOutputError
-from engine.evaluator import TorchEvaluator
+from engine.nets.evaluator import TorchEvaluator
 from engine.gtp import EngineConfig, GTPEngine
-from engine.network import NetConfig
+from engine.nets.network import NetConfig
 
 
 def huge_net():

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine import weights
-from engine.network import NetConfig
+from engine.nets import weights
+from engine.nets.network import NetConfig
 from train.config import RunConfig
 from train.records import read_npz, read_sgf_moves
 from train.replay import ReplayWindow

@@ -24,7 +24,7 @@ import pytest
 
 from engine import coords
 from engine.core import BLACK, ChildStats
-from engine.evaluator import UniformEvaluator
+from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import EngineConfig, GTPEngine
 from engine.movepolicy import RESIGN, best_winrate, pass_allowed, truly_lost
 from engine.player import SearchResult

@@ -11,7 +11,7 @@ from sgfmill import sgf
 
 from engine import coords
 from engine.core import BLACK, WHITE, Rules
-from engine.evaluator import RandomEvaluator
+from engine.nets.evaluator import RandomEvaluator
 from train.gtp_agent import GTPAgent
 from train.pool import Agent, GamePool, GameSpec, MoveLimit, PlaySettings
 from train.records import positions, read_npz, replay, to_sgf_bytes, write_npz

@@ -1,4 +1,4 @@
-"""engine.precision: the measured choice of dtype and layout, its cache, and the engine's
+"""engine.nets.precision: the measured choice of dtype and layout, its cache, and the engine's
 --precision option.  Timing is injected (no test spends time measuring) and the nets are tiny."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 import pytest
 import torch
 
-from engine import precision as prec
-from engine.network import NetConfig, Network
-from engine.precision import Precision, choose_precision
+from engine.nets import precision as prec
+from engine.nets.network import NetConfig, Network
+from engine.nets.precision import Precision, choose_precision
 
 torch.set_num_threads(1)
 
@@ -169,7 +169,7 @@ def test_real_timer_on_a_tiny_net(net, tmp_path):
 
 def test_engine_prints_the_choice_and_honours_precision(net, tmp_path, monkeypatch):
     from engine import __main__ as cli
-    from engine import weights
+    from engine.nets import weights
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     path = tmp_path / "tiny.pt"
@@ -188,7 +188,7 @@ def test_engine_prints_the_choice_and_honours_precision(net, tmp_path, monkeypat
 
 
 def test_selfplay_auto_dtype_uses_the_measured_choice(tmp_path, monkeypatch):
-    from engine import weights
+    from engine.nets import weights
     from train.config import RunConfig
     from train.selfplay import make_agent
 

@@ -12,8 +12,8 @@ import pytest
 
 from engine import sgf
 from engine.core import BLACK, WHITE
-from engine.network import NetConfig
-from engine.weights import new_model, read_meta, save
+from engine.nets.network import NetConfig
+from engine.nets.weights import new_model, read_meta, save
 from train.ratings import collect_games, main, rate, score_from_result
 
 ELO_PER_NAT = 400.0 / math.log(10.0)

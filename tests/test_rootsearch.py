@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.core import BLACK, Game, Rules, Search, SearchParams
-from engine.evaluator import Evaluation
+from engine.nets.evaluator import Evaluation
 from engine.rootsearch import (C_VISIT, GumbelRoot, GumbelSettings, halving_schedule, phase_visits,
                                pruned_visits, puct_scale)
 from train.pool import Agent, GamePool, GameSpec, PlaySettings

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.core import Game, Search, SearchParams
-from engine.evaluator import RandomEvaluator
+from engine.nets.evaluator import RandomEvaluator
 from engine.player import Player
 
 
@@ -241,8 +241,8 @@ def test_gtp_engine_with_two_search_threads(monkeypatch, capsys, tmp_path):
     import sys
 
     from engine import __main__ as cli
-    from engine import weights
-    from engine.network import NetConfig
+    from engine.nets import weights
+    from engine.nets.network import NetConfig
 
     path = tmp_path / "tiny.pt"
     weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),

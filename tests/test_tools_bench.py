@@ -23,7 +23,7 @@ def test_board_and_search_benches(capsys):
 
 def test_raw_benchmark_counts_forward_passes():
     torch = pytest.importorskip("torch")
-    from engine.network import NetConfig, Network
+    from engine.nets.network import NetConfig, Network
 
     torch.manual_seed(0)
     net = Network(NetConfig(blocks=1, filters=8))

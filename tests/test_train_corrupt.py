@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import weights
-from engine.network import NetConfig
+from engine.nets import weights
+from engine.nets.network import NetConfig
 from train.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import weights
+from engine.nets import weights
 from engine.core import Game, IllegalMoveError, Rules
 from train.records import positions, read_npz, read_sgf_moves
 from train.rundir import RunDir

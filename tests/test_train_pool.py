@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams
-from engine.evaluator import Evaluation, RandomEvaluator
+from engine.nets.evaluator import Evaluation, RandomEvaluator
 from train.pool import Agent, GamePool, GameSpec, PlaySettings
 from train.records import (MoveInfo, build_record, positions, read_npz, read_sgf_moves, replay,
                            to_sgf_bytes, write_npz)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from engine import weights
+from engine.nets import weights
 from engine.core import Game, Rules
-from engine.network import GoNet, NetConfig
+from engine.nets.network import GoNet, NetConfig
 from train.config import RunConfig
 from train.records import MoveInfo, build_record, write_npz
 from train.replay import BatchLoader, ReplayWindow, make_batch

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import weights
+from engine.nets import weights
 from train.records import read_npz, read_sgf_moves
 from train.rundir import RunDir, iter_metrics
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from engine import symmetry
+from engine.nets import symmetry
 from engine.coords import from_gtp
 from engine.core import BLACK, WHITE, Game, Rules
 from train.records import MoveInfo, build_record, positions, write_npz

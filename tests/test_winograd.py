@@ -1,4 +1,4 @@
-"""Winograd 3x3 convolutions (engine/winograd.py, src_c/winograd.c) against torch's conv2d."""
+"""Winograd 3x3 convolutions (engine/nets/winograd.py, src_c/winograd.c) against torch's conv2d."""
 import threading
 
 import numpy as np
@@ -7,10 +7,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine import winograd as wg
-from engine.evaluator import TorchEvaluator
-from engine.network import GoNet, NetConfig
-from engine.precision import Precision, candidates
+from engine.nets import winograd as wg
+from engine.nets.evaluator import TorchEvaluator
+from engine.nets.network import GoNet, NetConfig
+from engine.nets.precision import Precision, candidates
 
 
 def _conv(c_in, c_out, seed, bias=True):
@@ -141,7 +141,7 @@ def test_a_whole_net_matches_its_fused_copy(size):
 
 
 def test_leela_zero_nets_run_by_winograd():
-    from engine import lzweights
+    from engine.nets import lzweights
 
     net = lzweights.build_model(lzweights.random_weights(2, 16, seed=3)).eval()
     w = wg.winograd_model(net)
@@ -200,8 +200,8 @@ def test_the_evaluator_and_the_precision_choice_offer_it():
 
 
 def test_kata_nets_run_their_3x3_convolutions_by_winograd():
-    from engine import kataweights as kw
-    from engine.katanet import KataNet
+    from engine.nets import kataweights as kw
+    from engine.nets.katanet import KataNet
 
     net = KataNet(kw.random_model(("ordinary", "gpool", "nested", "ordinary"), channels=16, mid=8,
                                   version=15, seed=5)).eval()

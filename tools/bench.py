@@ -114,15 +114,15 @@ def bench_net(args) -> dict:
 
     The engine is what ``python -m engine`` runs: ``threads`` search threads on one tree, each
     with its own batch of ``batch`` leaves in flight, one torch thread each, the measured
-    precision (engine.precision), random symmetries and the evaluation cache.  "Raw" is the bare
+    precision (engine.nets.precision), random symmetries and the evaluation cache.  "Raw" is the bare
     forward pass (input already a tensor, no symmetry, no cache) of ``threads`` threads each
     running batches of the same size.  Both run in ``rounds`` alternating slices (the machine's
     load changes); the ratio is the median of the per-round ratios.  Raw rates at other batches
     (``batches``) are printed for reference."""
     import torch                                    # heavy: only the network benches need it
-    from engine.evaluator import TorchEvaluator
-    from engine.network import NetConfig, Network
-    from engine.precision import Precision, choose_precision, evaluator_kwargs
+    from engine.nets.evaluator import TorchEvaluator
+    from engine.nets.network import NetConfig, Network
+    from engine.nets.precision import Precision, choose_precision, evaluator_kwargs
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -204,7 +204,7 @@ def raw_benchmark(model, size: int = 19, batch: int = 16, seconds: float = 3.0, 
     already on the device, outputs synchronised) for ``batch`` random positions of ``size`` x
     ``size``, measured for about ``seconds`` after two warm-up passes."""
     import torch                                    # heavy: only the network benches need it
-    from engine.evaluator import TorchEvaluator
+    from engine.nets.evaluator import TorchEvaluator
 
     ev = TorchEvaluator(model, device=device, dtype=dtype, symmetries="none", cache_size=0,
                         threads=threads, channels_last=channels_last, winograd=winograd)
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--dtype", default="engine",
-                   help="engine (default: the engine's measured precision, engine.precision) | auto "
+                   help="engine (default: the engine's measured precision, engine.nets.precision) | auto "
                         "(measure fp32 and bf16 both) | fp32 | fp32-wino | bf16")
     p.add_argument("--leelaz", default="/usr/games/leelaz")
     p.add_argument("--repeats", type=int, default=2, help="rounds per setting (order alternates)")

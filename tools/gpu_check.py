@@ -10,7 +10,7 @@ root of a clone.  In under 6 minutes it
    visits, 256 games in flight, batch 512: the issue's baseline row) against the bare forward
    pass at the same batch (``tools.bench.raw_benchmark``, inside ``bench``);
 3. measures the engine's visits/s at its defaults: ``python -m engine --size 9`` (the shipped
-   net; on CUDA the threads and batch it measures itself, engine/gpu_settings.py) answering two
+   net; on CUDA the threads and batch it measures itself, engine/nets/gpu_settings.py) answering two
    ``genmove`` commands, and on CUDA, when time allows, the same at ``--threads 8 --batch 64``;
    then a 19x19 self-play row when time allows;
 4. runs the suite, ``python -m pytest -q -x``, with the time that is left (at most

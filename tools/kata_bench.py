@@ -28,9 +28,10 @@ from typing import Sequence
 
 import torch
 
-from engine import coords, weights
+from engine import coords
+from engine.nets import weights
 from engine.core import Game, Rules, color_name, parse_color
-from engine.evaluator import TorchEvaluator
+from engine.nets.evaluator import TorchEvaluator
 from engine.player import Player
 from train.gtp_client import GTPClient
 

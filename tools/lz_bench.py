@@ -1,6 +1,6 @@
 """``python -m tools.bench vs-leelaz``: our search against Leela Zero on the same network.
 
-For each net size a random Leela Zero network (:func:`engine.lzweights.write_random`, fixed seed)
+For each net size a random Leela Zero network (:func:`engine.nets.lzweights.write_random`, fixed seed)
 is written to a temporary directory. Then, for each thread count, the same position (the empty
 19x19 board, Black to move, komi 7.5) is searched for the same number of visits by
 
@@ -8,11 +8,11 @@ is written to a temporary directory. Then, for each thread count, the same posit
   ``genmove b``; its own figure is the ``n/s`` of the line it prints on stderr after the search,
   ``"V visits, N nodes, P playouts, R n/s"`` where ``R = P / search seconds``; we also time the
   ``genmove`` round trip ourselves (weights are loaded before the clock starts);
-* our engine: :class:`engine.player.Player` with a :class:`engine.evaluator.TorchEvaluator` on
-  :class:`engine.lzweights.LZNet` loaded from the same file, set up as ``python -m engine``
+* our engine: :class:`engine.player.Player` with a :class:`engine.nets.evaluator.TorchEvaluator` on
+  :class:`engine.nets.lzweights.LZNet` loaded from the same file, set up as ``python -m engine``
   does by default: THREADS search threads on one tree, each with its own batch of ``batch``
   leaves in flight and one torch thread, and the engine's measured precision
-  (:mod:`engine.precision`); one warm-up search of another position first (and the evaluation
+  (:mod:`engine.nets.precision`); one warm-up search of another position first (and the evaluation
   cache cleared afterwards, so that both engines start with an empty cache). Our rate is
   playouts added / wall time of ``Player.search``.
 
@@ -49,19 +49,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine import lzweights
+from engine.nets import lzweights
 from engine.coords import to_gtp
 from engine.core import Game, Rules, SearchParams
-from engine.evaluator import Evaluation, TorchEvaluator
+from engine.nets.evaluator import Evaluation, TorchEvaluator
 from engine.player import Player
-from engine.precision import Precision, choose_precision
+from engine.nets.precision import Precision, choose_precision
 from tools.machine import cpu_name, load_average
 from train.gtp_client import GTPClient
 
 __all__ = ["run_vs_leelaz", "run_leelaz", "run_ours", "parse_leelaz_stats", "LeelazStats",
            "dtype_accuracy", "DEFAULT_SEED", "TARGET_RATIO", "TARGET_THREADS"]
 
-DEFAULT_SEED = 1            # seed of the random nets (engine.lzweights.write_random)
+DEFAULT_SEED = 1            # seed of the random nets (engine.nets.lzweights.write_random)
 TARGET_RATIO = 2.0          # the issue's goal: ours >= 2x leelaz's visits/s ...
 TARGET_THREADS = 2          # ... with two threads
 KOMI = 7.5                  # leelaz's default (not ours: engine.rules.DEFAULT_KOMI)
@@ -298,7 +298,7 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
     """Search the empty 19x19 board (Black, komi 7.5) for ``visits`` with our engine.
 
     ``dtype``: a precision label (fp32, bf16, fp16, fp32-nchw, fp32-wino;
-    :class:`engine.precision.Precision`).
+    :class:`engine.nets.precision.Precision`).
     ``parallel`` says how ``threads`` > 1 are used: "threads" (the engine's: ``threads`` search
     threads on one tree, each with its own batch in flight, torch at one thread each), "split"
     (:class:`SplitEvaluator`, each batch cut into ``threads`` slices evaluated concurrently,
@@ -364,7 +364,7 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
 
 def _dtypes(requested: str, model=None, batch: int = 16) -> list[str]:
     """Precision labels to measure: "auto" = fp32 and bf16; "engine" = the engine's measured
-    choice for ``model`` at 19x19 (engine.precision, cached); or one given precision."""
+    choice for ``model`` at 19x19 (engine.nets.precision, cached); or one given precision."""
     r = (requested or "auto").lower()
     if r == "auto":
         return ["fp32", "bf16"]

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 
 from engine.core import Rules, SearchParams
-from engine.evaluator import TorchEvaluator
+from engine.nets.evaluator import TorchEvaluator
 from tools.bench import raw_benchmark
-from engine.network import GoNet, NetConfig
-from engine.precision import resolve
+from engine.nets.network import GoNet, NetConfig
+from engine.nets.precision import resolve
 from train.config import RunConfig, add_arguments, from_namespace, stage_threads
 from train.pool import Agent, GamePool, GameSpec, PoolStats, Slot
 from train.selfplay import play_settings

@@ -24,8 +24,8 @@ import numpy as np
 
 from engine import coords
 from engine.core import BLACK, Game, Rules, SearchParams
-from engine.evaluator import TorchEvaluator
-from engine.weights import load_any
+from engine.nets.evaluator import TorchEvaluator
+from engine.nets.weights import load_any
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings
 
 MOVE_CAP = 75                   # 3 * N * N

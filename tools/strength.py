@@ -8,7 +8,7 @@ same computation?
 
 Each design (:data:`DESIGNS`) trains from zero (``python -m train.loop``), every seed in its own
 run directory ``EXP_DIR/runs/<design>/seed-<k>``, with the same budget of **computation**: the
-FLOPs of every process of the run (self-play, training, gating; :mod:`engine.flops`), counted by
+FLOPs of every process of the run (self-play, training, gating; :mod:`engine.nets.flops`), counted by
 ``train.loop --budget <F>flops`` over sessions, so runs may share a machine, or change machine
 between sittings, without biasing each other.  ``--cpu-hours H`` converts to FLOPs at the rate
 measured once, on the machine where the experiment starts, by a short calibration run of the

@@ -21,7 +21,7 @@ class Agent:
     Agents are compared by identity; two agents sharing an evaluator are batched together."""
 
     model_id: str
-    evaluator: Any                      # engine.evaluator.Evaluator
+    evaluator: Any                      # engine.nets.evaluator.Evaluator
     params: SearchParams = field(default_factory=SearchParams)
 
     @property

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine import weights
-from engine.loading import check_board_size, load_evaluator
+from engine.nets import weights
+from engine.nets.loading import check_board_size, load_evaluator
 from engine.memory import parse_memory
 from engine.playsettings import DEFAULT_VISITS
 
@@ -114,7 +114,7 @@ class InProcessNets:
     @staticmethod
     def check(spec: InProcessSpec, size: int) -> dict[str, Any]:
         """Load ``spec``'s weights; return their metadata. Raises ValueError
-        (``engine.weights.WeightsError``) for an unreadable file or a board size
+        (``engine.nets.weights.WeightsError``) for an unreadable file or a board size
         the net cannot play (Leela Zero nets: 19x19 only)."""
         _, meta = weights.load_any(spec.weights)
         check_board_size(spec.weights, meta, size)

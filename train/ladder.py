@@ -51,9 +51,10 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from engine import sgf, weights
+from engine import sgf
+from engine.nets import weights
 from engine.core import BLACK, Game, Rules
-from engine.loading import load_evaluator
+from engine.nets.loading import load_evaluator
 from engine.playsettings import DEFAULT_VISITS
 from train.match_config import EngineSpec, GameSettings, MatchConfig
 from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games

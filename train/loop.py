@@ -50,8 +50,8 @@ import time
 from typing import IO
 
 import train.config
-from engine import weights
-from engine.network import NetConfig
+from engine.nets import weights
+from engine.nets.network import NetConfig
 from train.config import RunConfig, add_arguments, from_namespace
 from train.cluster.driver import add_ray_arguments, options_from_namespace, supervise_ray
 from train.report import format_summary

@@ -49,7 +49,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from engine import coords, flops
+from engine import coords
+from engine.nets import flops
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_many, collect_many, feature_planes, other
 from engine.movepolicy import should_resign
 from engine.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution

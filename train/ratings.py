@@ -16,7 +16,7 @@ All games are fitted at once with Bradley-Terry (:func:`train.stats.bradley_terr
 Elo) so that nets that never met are still rated through common opponents. The anchor (Elo 0)
 is the first model, the checkpoint with the lowest step that played; without models, the first
 player by name. Every model's **training time** is its checkpoint's ``created`` time
-(``engine.weights`` metadata; the file's mtime when absent) minus that of the run's first
+(``engine.nets.weights`` metadata; the file's mtime when absent) minus that of the run's first
 checkpoint, in hours of wall-clock time.
 
 Output: a table on stdout and ``RUN_DIR/ratings.json`` (written atomically)::
@@ -44,7 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from engine import sgf, weights
+from engine import sgf
+from engine.nets import weights
 from train.rundir import RunDir, atomic_write_json
 from train.stats import bradley_terry
 

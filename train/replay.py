@@ -7,7 +7,7 @@ probability proportional to its number of training positions, then one of them u
 :func:`make_batch` turns samples into a training batch: each sampled game is replayed ONCE through
 the C core up to its last sampled move, writing the input planes of the sampled positions (planes
 are never stored, see :mod:`train.records`), then a random board symmetry per position
-(:mod:`engine.symmetry`) is applied consistently to the planes, the policy target and the
+(:mod:`engine.nets.symmetry`) is applied consistently to the planes, the policy target and the
 ownership target (value and score do not depend on the symmetry).
 
 :meth:`ReplayWindow.set_model_filter` implements ``--no-keep-old-games``: only games whose last
@@ -32,7 +32,7 @@ import numpy as np
 import torch
 import torch.utils.data
 
-from engine import symmetry
+from engine.nets import symmetry
 from train.records import GameRecord, positions, read_npz
 from train.rundir import GameName, RunDir
 

@@ -11,7 +11,7 @@ through this directory, so any of them can be killed at any moment and restarted
       pipeline.json        sync pipeline only: the phase in force (written by ``train.loop``, read by
                            the stages: who may work now, up to which game count, which candidate)
       models/
-        model-0000000.pt   checkpoints named by training step (engine.weights format)
+        model-0000000.pt   checkpoints named by training step (engine.nets.weights format)
         model-0000400.pt.corrupt  a checkpoint that did not load, set aside by --resume (or the
                            trainer) so that the newest valid one before it is used
         trainer.pt         optimizer state (momentum) of the latest checkpoint, for --resume
@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from engine import flops
+from engine.nets import flops
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
 
 MODEL_RE = re.compile(r"^model-(\d{7,})\.pt$")
@@ -179,7 +179,7 @@ class RunDir:
     def latest_valid_model(self, load: Callable[[Path], Any],
                            log: Callable[[str], None] | None = None) -> tuple[int, Path, Any] | None:
         """(step, path, ``load(path)``) of the newest checkpoint that loads.  A checkpoint that
-        ``load`` rejects (ValueError, e.g. engine.weights.WeightsError: truncated, empty, random
+        ``load`` rejects (ValueError, e.g. engine.nets.weights.WeightsError: truncated, empty, random
         bytes) is renamed to ``NAME.corrupt``, so no stage trips on it again, with a line to
         ``log`` (default: stderr) naming it and why; then the one before it is tried.  None
         when no checkpoint loads."""
@@ -303,7 +303,7 @@ class RunDir:
         processes never interleave; a kill -9 can at worst leave a partial LAST line, which
         :meth:`read_metrics` skips.  Every record carries the writing process's id and its CPU
         seconds so far (all its threads), from which ``train.ladder`` counts a run's CPU-hours, and
-        its FLOPs so far (:mod:`engine.flops`), from which compute budgets are counted."""
+        its FLOPs so far (:mod:`engine.nets.flops`), from which compute budgets are counted."""
         record = {"time": round(time.time(), 3), "pid": os.getpid(),
                   "cpu_s": round(time.process_time(), 2), "flops": round(flops.COUNTER.total), **record}
         line = (json.dumps(record, separators=(",", ":"), default=_json_default) + "\n").encode()

@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine import weights
+from engine.nets import weights
 from engine.core import BLACK, WHITE, Rules
-from engine.loading import load_evaluator
+from engine.nets.loading import load_evaluator
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
 from train.records import GameRecord, read_npz, write_npz, write_sgf

@@ -17,7 +17,7 @@ Losses (per position, from the side to move's view):
 
 On CUDA the forward pass runs under ``torch.autocast`` (bf16 where supported, else fp16 with a
 gradient scaler).  A checkpoint every ``checkpoint_every`` steps is written atomically with
-``engine.weights.save`` (meta: step, parent); the optimiser state goes to ``models/trainer.pt``
+``engine.nets.weights.save`` (meta: step, parent); the optimiser state goes to ``models/trainer.pt``
 so that ``--resume`` keeps the momentum.  The trainer never runs ahead of self-play: it may do
 ``steps_per_game`` steps per game on disk (or ``samples_per_position`` samples per position) and
 waits when it is ahead.
@@ -47,9 +47,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine import flops, weights
-from engine.evaluator import Evaluation, resolve_device
-from engine.network import GoNet
+from engine.nets import flops, weights
+from engine.nets.evaluator import Evaluation, resolve_device
+from engine.nets.network import GoNet
 from train.config import RunConfig, StopFlag, die_with_parent, parse_lr_drops, pin_stage, stage_device, stage_threads
 from train.replay import BatchLoader, ReplayWindow
 from train.rundir import RunDir, atomic_write
@@ -131,7 +131,7 @@ def measure_train_amp(model: GoNet, device: Any, size: int, batch: int, *, timer
     ``rounds`` interleaved rounds of ``steps`` forward+backward passes on a copy of ``model``),
     and bf16's largest policy/value differences from fp32 on the same batch.
     ``timer(label, run_once) -> samples/s`` replaces the timing (tests)."""
-    from engine.precision import output_diff, sample_planes
+    from engine.nets.precision import output_diff, sample_planes
     net = copy.deepcopy(model).to(device).train()
     planes = np.resize(sample_planes(net.feature_set, net.in_planes, size, min(batch, 64)),
                        (batch, net.in_planes, size, size))
@@ -174,12 +174,12 @@ def choose_train_amp(model: GoNet, device: Any, size: int, batch: int, option: s
     """The training precision: ``option`` when it is not "auto"; "auto" on CUDA (the Trainer
     takes bf16 or fp16 there); on a CPU measured once per machine, torch thread count, net
     shape and batch, then cached next to the inference choices (``train_amp.json`` in
-    :func:`engine.precision.cache_dir`): bf16 autocast when it is :data:`TRAIN_AMP_MARGIN`
+    :func:`engine.nets.precision.cache_dir`): bf16 autocast when it is :data:`TRAIN_AMP_MARGIN`
     faster than fp32 and its outputs stay within the inference tolerance, else fp32.
     Measured: 2.1x on an Intel Xeon with AMX; on CPUs without native bf16 it is far slower."""
     from pathlib import Path
 
-    from engine.precision import (TOLERANCE, cache_dir, load_cache, machine_key, net_key, save_cache,
+    from engine.nets.precision import (TOLERANCE, cache_dir, load_cache, machine_key, net_key, save_cache,
                                   within_tolerance)
     if option != "auto":
         return option

@@ -1,4 +1,4 @@
-"""What a run has spent: its FLOPs (:mod:`engine.flops`) and CPU seconds, over every process and
+"""What a run has spent: its FLOPs (:mod:`engine.nets.flops`) and CPU seconds, over every process and
 session that wrote its metrics.
 
 Every metrics record carries its process's running totals (``flops``, ``cpu_s``) and ``pid``, so

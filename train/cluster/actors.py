@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from engine import flops
+from engine.nets import flops
 from engine.core import Rules
 from train.config import RunConfig
 from train.gating import GateMatch, GateRule, candidate_score, gate_settings

@@ -602,8 +602,8 @@ def _empty_board_summary(model: LZNet) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m engine.lzweights {random,info} ...``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m engine.lzweights",
+    """``python -m engine.nets.lzweights {random,info} ...``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m engine.nets.lzweights",
                                      description="Leela Zero weight files")
     sub = parser.add_subparsers(dest="command", required=True)
     rnd = sub.add_parser("random", help="write a random Leela Zero net")

@@ -10,7 +10,7 @@ take (output channels not a multiple of 16, a compiler without vector extensions
 torch's convolution.
 
 :func:`winograd_model` returns an inference copy of a net with every 3x3 convolution (stride 1,
-padding 1, float32) replaced by :class:`WinogradConv3x3`; :mod:`engine.precision` measures it
+padding 1, float32) replaced by :class:`WinogradConv3x3`; :mod:`engine.nets.precision` measures it
 against the plain layouts and takes it only where it is faster and within tolerance.  The
 transform matrices come from Toom-Cook interpolation points (0, +-1, +-2, +-1/2 and infinity)
 and are checked exactly (:func:`transform_matrices`).
@@ -185,7 +185,7 @@ class WinogradResidual(nn.Module):
 
 
 class WinogradKataConv(nn.Module):
-    """A KataGo net's 3x3 convolution (``engine.katanet._Conv``: activations [B, H*W, C], which
+    """A KataGo net's 3x3 convolution (``engine.nets.katanet._Conv``: activations [B, H*W, C], which
     is the channels-last layout the Winograd kernel reads and writes) by Winograd's algorithm."""
 
     def __init__(self, conv: WinogradConv3x3) -> None:
@@ -201,7 +201,7 @@ class WinogradKataConv(nn.Module):
 
 def _kata_conv(module: nn.Module) -> nn.Conv2d | None:
     """An equivalent nn.Conv2d for a KataGo net's plain 3x3 convolution, else None."""
-    from engine.katanet import _Conv
+    from engine.nets.katanet import _Conv
 
     if type(module) is not _Conv or module.pointwise or tuple(module.weight.shape[2:]) != (3, 3) \
             or tuple(module.dilation) != (1, 1) or module.weight.dtype != torch.float32:
@@ -218,8 +218,8 @@ def _kata_conv(module: nn.Module) -> nn.Conv2d | None:
 def _residual_convs(module: nn.Module) -> tuple[nn.Conv2d, nn.Conv2d] | None:
     """The two convolutions of a plain residual block (GoNet's ``ResBlock`` with its batch norms
     folded, Leela Zero's block), or None for any other module."""
-    from engine.lzweights import _ResidualBlock
-    from engine.network import ResBlock
+    from engine.nets.lzweights import _ResidualBlock
+    from engine.nets.network import ResBlock
 
     if type(module) is _ResidualBlock:
         return module.conv1, module.conv2
@@ -231,7 +231,7 @@ def _residual_convs(module: nn.Module) -> tuple[nn.Conv2d, nn.Conv2d] | None:
 def _folded_conv(module: nn.Module) -> nn.Conv2d | None:
     """The convolution of a GoNet ``ConvBN`` whose batch norm is folded into it, when it can run
     by Winograd's algorithm; else None."""
-    from engine.network import ConvBN
+    from engine.nets.network import ConvBN
 
     if type(module) is ConvBN and isinstance(module.bn, nn.Identity) and is_winograd_conv(module.conv):
         return module.conv

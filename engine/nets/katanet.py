@@ -1,6 +1,6 @@
 """A torch module that evaluates a KataGo network exactly as KataGo's CPU backend does.
 
-Built from a parsed :class:`engine.kataweights.KataModel`.  Input: ``[B, 41, N, N]`` planes of
+Built from a parsed :class:`engine.nets.kataweights.KataModel`.  Input: ``[B, 41, N, N]`` planes of
 the ``kata7`` feature set (``src_c/kata_features.h``): KataGo's 22 spatial input planes, then
 its 19 global inputs, each broadcast over the board (the net reads them at point (0, 0)).
 Plane 0 is KataGo's on-board mask: boards smaller than the tensor (padding) are handled as
@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine import katamodel as kw
+from engine.nets import katamodel as kw
 
 __all__ = ["KataNet", "KataOutput", "SPATIAL", "GLOBAL", "PLANES"]
 

@@ -15,8 +15,8 @@ from engine.options import DEFAULTS
 
 # weights/ of a source checkout (or an editable install); a regular install carries the same
 # files as the package data engine/shipped_weights (see setup.py).
-_SOURCE_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
-WEIGHTS_DIR = _SOURCE_WEIGHTS if _SOURCE_WEIGHTS.is_dir() else Path(__file__).resolve().parent / "shipped_weights"
+_SOURCE_WEIGHTS = Path(__file__).resolve().parents[2] / "weights"
+WEIGHTS_DIR = _SOURCE_WEIGHTS if _SOURCE_WEIGHTS.is_dir() else Path(__file__).resolve().parents[1] / "shipped_weights"
 
 
 def default_weights_path(size: int, directory: Path | None = None) -> Path | None:
@@ -61,13 +61,13 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
     ``board_size``: ValueError unless the net can play it (:func:`check_board_size`; None: not
     checked, the precision is measured for 19x19).  ``precision``: "auto" measures the fastest
     precision within tolerance of fp32 at ``batch`` once per machine and net shape (cached;
-    :mod:`engine.precision`, on CUDA :func:`engine.gpu_settings.precision_at_batch`), a label
+    :mod:`engine.nets.precision`, on CUDA :func:`engine.nets.gpu_settings.precision_at_batch`), a label
     (fp32, bf16, fp16, fp32-nchw, fp32-wino) forces one, None keeps the evaluator's fp32
     without measuring.  The choice goes to ``log`` (with ``log_once``: once per process and
     choice).  WeightsError (a ValueError) names an unreadable file."""
-    from engine import gpu_settings, weights as weights_mod     # import torch
-    from engine.evaluator import TorchEvaluator
-    from engine.precision import evaluator_kwargs
+    from engine.nets import gpu_settings, weights as weights_mod     # import torch
+    from engine.nets.evaluator import TorchEvaluator
+    from engine.nets.precision import evaluator_kwargs
 
     model, meta = net if net is not None else weights_mod.load_any(weights)
     if board_size is not None:
@@ -103,8 +103,8 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
     """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played."""
     # Lazy: these import torch, which must load after OMP_WAIT_POLICY is set (and --help and
     # argument errors answer without it).
-    from engine import evaluator as ev_mod, gpu_settings, weights as weights_mod
-    from engine.network import NetConfig
+    from engine.nets import evaluator as ev_mod, gpu_settings, weights as weights_mod
+    from engine.nets.network import NetConfig
 
     seed = args.seed
     spec = args.weights

@@ -6,7 +6,7 @@ so it is measured, never assumed.  The first time a net shape runs on a machine,
 :func:`choose_precision`
 
 1. runs every candidate (:func:`candidates`: fp32 with and without channels-last, fp32 with
-   Winograd 3x3 convolutions (:mod:`engine.winograd`), bf16 channels-last, and on CUDA fp16 and
+   Winograd 3x3 convolutions (:mod:`engine.nets.winograd`), bf16 channels-last, and on CUDA fp16 and
    bf16) on sample positions and compares its policy
    (softmax probabilities) and value with plain fp32's; a candidate further away than
    :data:`TOLERANCE` is never taken (and not timed);
@@ -40,9 +40,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from engine import flops
+from engine.nets import flops
 from engine.core import FEATURE_SETS, Game
-from engine.evaluator import TorchEvaluator, _model_io, resolve_device
+from engine.nets.evaluator import TorchEvaluator, _model_io, resolve_device
 from engine.fileio import atomic_write
 
 CACHE_VERSION = 2      # 2: Winograd joined the candidates; older choices are measured again

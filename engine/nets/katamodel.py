@@ -1,7 +1,7 @@
 """A KataGo network as plain data: its layers and blocks as numpy arrays in KataGo's own
 layout (conv weights [out, in, ky, kx] after reading, matmul weights [in, out] as stored), the
-header's constants and the errors of its files.  :mod:`engine.kataweights` reads and writes the
-files (format described there); :mod:`engine.katanet` runs a model in torch.
+header's constants and the errors of its files.  :mod:`engine.nets.kataweights` reads and writes the
+files (format described there); :mod:`engine.nets.katanet` runs a model in torch.
 """
 
 from __future__ import annotations

@@ -29,11 +29,11 @@ mixed; this reader decides per block.
   ``name C`` + values; RMS norm ``name C epsilon spatial groupSize`` + gamma, beta; transformer
   RMS norm ``name C epsilon`` + weight.
 
-``read_model(path)`` parses a file into a :class:`KataModel` (:mod:`engine.katamodel`: plain
+``read_model(path)`` parses a file into a :class:`KataModel` (:mod:`engine.nets.katamodel`: plain
 numpy arrays, KataGo's own layout); ``write_model`` writes one (binary or text floats) and
 ``random_model`` makes small random nets with every block kind for tests (both
-:mod:`engine.katawriter`, re-exported here); ``load(path)`` returns ``(torch model, meta)`` like
-``engine.lzweights.load`` (see :mod:`engine.katanet`).  Every error is a
+:mod:`engine.nets.katawriter`, re-exported here); ``load(path)`` returns ``(torch model, meta)`` like
+``engine.nets.lzweights.load`` (see :mod:`engine.nets.katanet`).  Every error is a
 :class:`KataWeightsError` naming the file, the byte offset (in the decompressed stream) and the
 layer or block being read.
 """
@@ -50,14 +50,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from engine.fileio import CorruptGzip, head_maybe_gzipped, read_maybe_gzipped
-from engine.katamodel import (ACTIVATIONS, Activation, AttentionBlock, BatchNorm, Conv,
+from engine.nets.katamodel import (ACTIVATIONS, Activation, AttentionBlock, BatchNorm, Conv,
                               DEFAULT_POSTPROCESS, FFNBlock, GLOBAL_INPUTS, GPoolBlock, KataModel,
                               KataWeightsError, MatBias, MatMul, NestedBlock, OrdinaryBlock,
                               POSTPROCESS_NAMES, PolicyHead, RMSNorm, SPATIAL_INPUTS,
                               SUPPORTED_VERSIONS, TRMSNorm, Trunk, ValueHead,
                               feature_set_for)
-from engine.katanet import KataNet
-from engine.katawriter import model_bytes, random_model, write_model
+from engine.nets.katanet import KataNet
+from engine.nets.katawriter import model_bytes, random_model, write_model
 
 __all__ = [
     "KataWeightsError", "KataModel", "read_model", "parse_model", "write_model", "model_bytes",
@@ -493,7 +493,7 @@ def read_model(path: str | Path) -> KataModel:
 
 
 def load(path: str | Path) -> tuple[Any, dict]:
-    """Load a KataGo model file as a torch module (:class:`engine.katanet.KataNet`, eval mode,
+    """Load a KataGo model file as a torch module (:class:`engine.nets.katanet.KataNet`, eval mode,
     float32, CPU) and its metadata (feature_set, name, version, blocks, channels, ...).
     Raises KataWeightsError naming the offset and layer for a malformed file."""
     model = read_model(path)
@@ -512,8 +512,8 @@ def looks_like_kata(path: str | Path) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m engine.kataweights {info,random} ...``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m engine.kataweights", description="KataGo model files")
+    """``python -m engine.nets.kataweights {info,random} ...``; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m engine.nets.kataweights", description="KataGo model files")
     sub = parser.add_subparsers(dest="command", required=True)
     info = sub.add_parser("info", help="describe a model file")
     info.add_argument("file")

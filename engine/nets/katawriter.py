@@ -1,4 +1,4 @@
-"""Writing KataGo model files (binary or text floats, see :mod:`engine.kataweights` for the
+"""Writing KataGo model files (binary or text floats, see :mod:`engine.nets.kataweights` for the
 format) and small random nets with every block kind, for tests."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from engine.katamodel import (SUPPORTED_VERSIONS, SPATIAL_INPUTS, GLOBAL_INPUTS,
+from engine.nets.katamodel import (SUPPORTED_VERSIONS, SPATIAL_INPUTS, GLOBAL_INPUTS,
                               DEFAULT_POSTPROCESS, Conv, BatchNorm, Activation, MatMul, MatBias,
                               RMSNorm, TRMSNorm, OrdinaryBlock, GPoolBlock, NestedBlock,
                               AttentionBlock, FFNBlock, Block, Trunk, PolicyHead, ValueHead,

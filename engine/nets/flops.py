@@ -16,7 +16,7 @@ comparisons of training designs "at equal computation" count the work itself:
   the ratio measured on one machine (see there), so small nets, whose search costs as much as
   their net, are not counted as nearly free.
 
-Every process keeps one running total (:data:`COUNTER`); :class:`engine.evaluator.TorchEvaluator`
+Every process keeps one running total (:data:`COUNTER`); :class:`engine.nets.evaluator.TorchEvaluator`
 adds its forward passes, the game pool its leaves, the trainer its steps, and
 ``train.rundir.RunDir.append_metrics`` writes the total into every metrics record beside the
 process's CPU seconds, so a run's computation is the sum over its processes and sessions.
@@ -75,7 +75,7 @@ def _gonet_forward_flops(config, board_size: int) -> float:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from engine.network import GoNet
+    from engine.nets.network import GoNet
 
     with torch.device("meta"):
         net = GoNet(config).eval()
@@ -89,7 +89,7 @@ def forward_flops(model, board_size: int) -> float | None:
     """FLOPs of one position's forward pass through ``model`` (a ``GoNet``, or its ``NetConfig``)
     on an N x N board; None for nets whose computation is not counted (imported Leela Zero and
     KataGo nets, which the training system does not train)."""
-    from engine.network import GoNet, NetConfig
+    from engine.nets.network import GoNet, NetConfig
 
     config = model.config if isinstance(model, GoNet) else model
     if not isinstance(config, NetConfig):

@@ -8,7 +8,7 @@ on the GPU, the CPU cores that feed it, the net and the board size, so it is mea
 assumed.  The first time a net runs on a CUDA machine without ``--threads`` / ``--batch``,
 :func:`choose_gpu_settings`
 
-1. takes the precision measured at the largest candidate batch (:mod:`engine.precision`, where
+1. takes the precision measured at the largest candidate batch (:mod:`engine.nets.precision`, where
    launch overhead no longer hides the difference between fp32 and fp16/bf16);
 2. runs the engine's own search (:class:`engine.player.Player`) on the empty board of the game's
    size for a short fixed number of visits (:func:`visits_for`, at most ``seconds``) for every
@@ -19,7 +19,7 @@ assumed.  The first time a net runs on a CUDA machine without ``--threads`` / ``
 3. keeps the smallest setting (fewest leaves in flight: less virtual loss) within
    :data:`MARGIN` of the fastest, so noise does not pick a wide setting for nothing;
 4. caches it in ``$XDG_CACHE_HOME/goengine/gpu_settings.json`` beside the precision choice,
-   with :mod:`engine.precision`'s cache helpers and keys: the machine (GPU model and
+   with :mod:`engine.nets.precision`'s cache helpers and keys: the machine (GPU model and
    capability, torch version) and the cores this process may use, the net's shape and the
    board size, and whichever of threads and batch were given.
 
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from engine import flops
-from engine import precision as prec
-from engine.evaluator import resolve_device
+from engine.nets import flops
+from engine.nets import precision as prec
+from engine.nets.evaluator import resolve_device
 
 CACHE_FILE = "gpu_settings.json"
 THREADS = (2, 4, 8, 16)
@@ -124,7 +124,7 @@ def default_timer(threads: int, batch: int, search: Callable[[], tuple[int, floa
 
 def settings_key(model: Any, device: Any, size: int, cores: int, threads: int | None,
                  batch: int | None) -> str:
-    """The cache key: engine.precision's machine and net keys, the cores, the given values."""
+    """The cache key: engine.nets.precision's machine and net keys, the cores, the given values."""
     given = f"threads {threads or 'auto'}|batch {batch or 'auto'}"
     return f"{prec.machine_key(device)}|cores {int(cores)}|{prec.net_key(model, size)}|{given}"
 
@@ -149,7 +149,7 @@ def measure(model: Any, device: Any, size: int, cands: list[tuple[int, int]], *,
     evaluator is only built, and a search only run, when ``search()`` is called."""
     # Lazy: the search and the evaluator are only needed when a search really runs.
     from engine.core import Game, SearchParams
-    from engine.evaluator import TorchEvaluator
+    from engine.nets.evaluator import TorchEvaluator
     from engine.player import Player
 
     t_start = time.perf_counter()
@@ -217,7 +217,7 @@ def choose_gpu_settings(model: Any, device: Any = None, size: int = 19, threads:
     the cache or measured (see the module docstring).  ``threads``/``batch``: values given by
     the user, kept as they are (the other is measured).  ``precision``: the precision option
     the measurement's evaluator uses (auto: measured at the largest candidate batch).
-    ``cache``: the cache file (default ``engine.precision.cache_dir()/gpu_settings.json``).
+    ``cache``: the cache file (default ``engine.nets.precision.cache_dir()/gpu_settings.json``).
     Never raises for cache trouble: an unwritable cache only costs a measurement next time."""
     dev = resolve_device(device)
     cores = int(cores) if cores else usable_cores()
@@ -250,7 +250,7 @@ def choose_gpu_settings(model: Any, device: Any = None, size: int = 19, threads:
 
 def precision_at_batch(model: Any, device: Any, size: int, batch: int, option: str | None = "auto",
                        *, log: Callable[[str], None] | None = None, **kwargs: Any) -> prec.Choice:
-    """:func:`engine.precision.choose_precision` at ``batch``.  On CUDA a cached choice measured
+    """:func:`engine.nets.precision.choose_precision` at ``batch``.  On CUDA a cached choice measured
     at another batch is measured again (launch overhead at a small batch hides what fp16/bf16
     gain at a large one); on a CPU exactly ``choose_precision``."""
     refresh = False
