@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m engine`` and the ``goengine`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["analysis"]:       # KataGo's JSON analysis protocol (KaTrain)
-        from engine.analysis_engine import main as analysis_main
+        from engine.analysis.engine import main as analysis_main
         return analysis_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.seed is None:

@@ -1,4 +1,4 @@
-"""``python -m engine analysis``: KataGo's JSON analysis protocol (engine/analysis_engine.py).
+"""``python -m engine analysis``: KataGo's JSON analysis protocol (engine/analysis/engine.py).
 
 In-process through :class:`AnalysisEngine` (queries in, scheduler rounds stepped by hand, lines
 out) with the uniform and the pseudo-random evaluators and budgets in visits: field names and
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis_engine import AnalysisConfig, AnalysisEngine
-from engine.analysis_query import QueryDefaults
-from engine.analysis_report import implied_score_stdev
+from engine.analysis.engine import AnalysisConfig, AnalysisEngine
+from engine.analysis.query import QueryDefaults
+from engine.analysis.report import implied_score_stdev
 from engine.nets.evaluator import RandomEvaluator, UniformEvaluator
 
 ROOT = Path(__file__).resolve().parent.parent

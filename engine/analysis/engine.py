@@ -2,9 +2,9 @@
 
 One query per input line, one response per analysed turn on stdout, as KataGo 1.15's
 ``katago analysis`` documents them (docs/Analysis_Engine.md); KaTrain drives it as its engine
-(``altcommand``).  The queries (:mod:`engine.analysis_query`) become turn requests in a queue
+(``altcommand``).  The queries (:mod:`engine.analysis.query`) become turn requests in a queue
 ordered by ``priority`` (highest first, then the earlier query); the responses are built by
-:mod:`engine.analysis_report`.
+:mod:`engine.analysis.report`.
 
 The scheduler: each search thread (``--threads``) keeps up to ``--positions`` turns searching at
 once, and every round makes, per network and board size, ONE forward pass over all of them:
@@ -39,8 +39,8 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 import numpy as np
 
 import engine
-from engine.analysis_query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query)
-from engine.analysis_report import analysis_response, no_results
+from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query)
+from engine.analysis.report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
 from engine.nets.loading import make_evaluator_factory
 from engine.options import DEFAULTS, default_threads

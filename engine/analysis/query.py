@@ -1,7 +1,7 @@
 """Reading the queries of KataGo's JSON analysis protocol (``python -m engine analysis``).
 
 One query is one line of JSON.  :func:`parse_query` turns it into what the scheduler
-(:mod:`engine.analysis_engine`) needs: an action (``query_version``, ``clear_cache``,
+(:mod:`engine.analysis.engine`) needs: an action (``query_version``, ``clear_cache``,
 ``terminate``, ``terminate_all``, ``query_models``) or one :class:`TurnRequest` per analysed
 turn, plus the error and warning objects to write back, in KataGo's shapes::
 

@@ -35,7 +35,7 @@ from typing import Any, Optional
 import numpy as np
 
 from engine import coords, scoring
-from engine.analysis_query import TurnRequest
+from engine.analysis.query import TurnRequest
 from engine.core import BLACK, WHITE, Search, color_name, other
 from engine.gtp.analysis import (candidate_winrate_lcb, evaluate_after_moves, root_winrate,
                                  softmax)
