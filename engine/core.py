@@ -1,5 +1,5 @@
 """The rules, game and search of the C core (cffi ``ffi``/``lib`` from :mod:`engine.native`;
-the Winograd convolution kernels, :mod:`engine.nets.winograd`, are the C core's other user).
+the Winograd convolution kernels, :mod:`engine.winograd`, are the C core's other user).
 
 It ties C lifetimes to Python objects with ``ffi.gc``, checks every status and raises
 :class:`IllegalMoveError` or :class:`ValueError`.  No cdata leaves this module: callers see

@@ -112,7 +112,7 @@ class RunConfig:
     inference_dtype: str = _opt("auto", "self-play network precision: auto (measured once per machine, "
                                         "thread count and net shape: the fastest of fp32 (NCHW, channels-last, "
                                         "Winograd), bf16 and fp16 whose outputs stay within tolerance of fp32; "
-                                        "cached, see engine.nets.precision), fp32, fp32-nchw, fp32-wino, bf16, fp16",
+                                        "cached, see engine.precision), fp32, fp32-nchw, fp32-wino, bf16, fp16",
                                 choices=("auto", "fp32", "fp32-nchw", "fp32-wino", "bf16", "fp16"))
     selfplay_workers: int = _opt(1, "self-play processes")
     # training

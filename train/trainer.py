@@ -17,7 +17,7 @@ Losses (per position, from the side to move's view):
 
 On CUDA the forward pass runs under ``torch.autocast`` (bf16 where supported, else fp16 with a
 gradient scaler).  A checkpoint every ``checkpoint_every`` steps is written atomically with
-``engine.nets.weights.save`` (meta: step, parent); the optimiser state goes to ``models/trainer.pt``
+``engine.weights.save`` (meta: step, parent); the optimiser state goes to ``models/trainer.pt``
 so that ``--resume`` keeps the momentum.  The trainer never runs ahead of self-play: it may do
 ``steps_per_game`` steps per game on disk (or ``samples_per_position`` samples per position) and
 waits when it is ahead.
@@ -174,7 +174,7 @@ def choose_train_amp(model: GoNet, device: Any, size: int, batch: int, option: s
     """The training precision: ``option`` when it is not "auto"; "auto" on CUDA (the Trainer
     takes bf16 or fp16 there); on a CPU measured once per machine, torch thread count, net
     shape and batch, then cached next to the inference choices (``train_amp.json`` in
-    :func:`engine.nets.precision.cache_dir`): bf16 autocast when it is :data:`TRAIN_AMP_MARGIN`
+    :func:`engine.precision.cache_dir`): bf16 autocast when it is :data:`TRAIN_AMP_MARGIN`
     faster than fp32 and its outputs stay within the inference tolerance, else fp32.
     Measured: 2.1x on an Intel Xeon with AMX; on CPUs without native bf16 it is far slower."""
     from pathlib import Path

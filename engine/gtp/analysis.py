@@ -65,7 +65,7 @@ def candidate_winrate_lcb(c, root_wr: float) -> tuple[float, float]:
 
 
 def evaluate_after_moves(evaluator, game: Game, moves: list[int]):
-    """The evaluator's outputs (engine.nets.evaluator.Evaluation, from the view of the side to move
+    """The evaluator's outputs (engine.evaluator.Evaluation, from the view of the side to move
     after the move, so the opponent of ``game.to_move``) for the position after each of
     ``moves``, in one call with cache keys (a searched child is served from the cache)."""
     fs = getattr(evaluator, "feature_set", "rich")

@@ -169,14 +169,14 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
 
 @functools.lru_cache(maxsize=None)
 def _symmetry_table(size: int, with_pass: bool, device: str) -> torch.Tensor:
-    """int64 [8, N*N(+1)]: row k is the gather index of symmetry k (engine.nets.symmetry)."""
+    """int64 [8, N*N(+1)]: row k is the gather index of symmetry k (engine.symmetry)."""
     rows = [symmetry.policy_permutation(k, size, with_pass) for k in range(symmetry.NUM_SYMMETRIES)]
     return torch.from_numpy(np.stack(rows)).to(device)
 
 
 def _gather_points(t: torch.Tensor, ks: np.ndarray, size: int, with_pass: bool) -> torch.Tensor:
     """Symmetry ``ks[i]`` applied to batch item ``t[i]`` in one gather: planes [B, P, N, N]
-    or flat per-point vectors [B, N*N(+1)] (the same result as engine.nets.symmetry's
+    or flat per-point vectors [B, N*N(+1)] (the same result as engine.symmetry's
     apply_symmetries / apply_policy_symmetries)."""
     index = _symmetry_table(size, with_pass, str(t.device))[torch.from_numpy(np.asarray(ks, np.int64))]
     if t.dim() == 4:
@@ -217,7 +217,7 @@ class TorchEvaluator:
         threads: if given, ``torch.set_num_threads(threads)`` (a process-wide torch setting).
         channels_last: run convolutions in channels-last layout (faster on CPU and tensor cores).
         max_batch: split forward passes into chunks of at most this many rows (None: no limit).
-        winograd: run 3x3 convolutions by Winograd's algorithm (:mod:`engine.nets.winograd`; CPU and
+        winograd: run 3x3 convolutions by Winograd's algorithm (:mod:`engine.winograd`; CPU and
             fp32 only, else ValueError).
 
     Counters: ``cache_hits``, ``cache_misses`` (positions served from / not found in the cache,
@@ -268,7 +268,7 @@ class TorchEvaluator:
         self.cache_hits = 0
         self.cache_misses = 0
         self.positions_evaluated = 0
-        # our nets' forward passes count toward the process's FLOPs (engine.nets.flops)
+        # our nets' forward passes count toward the process's FLOPs (engine.flops)
         self._net_config = model.config if isinstance(model, GoNet) else None
         self._rng = np.random.default_rng(seed)
         self._cache: OrderedDict[tuple[int, int], tuple] = OrderedDict()
