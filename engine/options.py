@@ -7,8 +7,8 @@ import argparse
 import os
 
 from engine.gtp import EngineConfig
-from engine.memory import format_memory, parse_memory
-from engine.playsettings import DEFAULT_VISITS
+from engine.play.memory import format_memory, parse_memory
+from engine.play.settings import DEFAULT_VISITS
 from engine.rules import PRESETS
 
 DEFAULTS = EngineConfig()     # the engine's defaults, shown and used by the command line

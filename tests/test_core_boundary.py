@@ -13,7 +13,7 @@ import pytest
 
 from engine.core import BLACK, Game, Search, SearchParams, backup_many, collect_many
 from engine.nets.evaluator import Evaluation, UniformEvaluator
-from engine.player import Player
+from engine.play.player import Player
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANES = 20          # the rich feature set

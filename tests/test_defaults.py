@@ -64,9 +64,9 @@ def test_unknown_rules_names_are_refused(name):
 
 
 def test_play_defaults_have_one_home():
-    """Every play default is read from engine.playsettings, engine.rules or C, never repeated."""
+    """Every play default is read from engine.play.settings, engine.rules or C, never repeated."""
     from engine.gtp import EngineConfig
-    from engine.playsettings import DEFAULT_RESIGN, DEFAULT_VISITS, PlaySettings
+    from engine.play.settings import DEFAULT_RESIGN, DEFAULT_VISITS, PlaySettings
     from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
     from train.config import RunConfig
     from train.gating import GateRule

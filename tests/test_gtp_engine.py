@@ -11,7 +11,7 @@ from engine import coords
 from engine.core import BLACK, WHITE, ChildStats
 from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, gtp_command, parse_command
-from engine.player import SearchResult
+from engine.play.player import SearchResult
 
 
 def make_engine(size: int = 9, **kw) -> GTPEngine:

@@ -1,9 +1,9 @@
-"""The one resignation rule (engine.movepolicy.should_resign) as a table."""
+"""The one resignation rule (engine.play.movepolicy.should_resign) as a table."""
 from __future__ import annotations
 
 import pytest
 
-from engine.movepolicy import should_resign
+from engine.play.movepolicy import should_resign
 
 # (winrate, move_number, board_size, threshold, visits, handicap, white) -> resigns
 CASES = [

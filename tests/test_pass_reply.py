@@ -1,8 +1,8 @@
 """Answering the opponent's pass: our pass ends the game, and GoGui or a GNU Go referee counts
 the board as it stands (Tromp-Taylor area, no dead stones removed).  The engine may pass back
 only when that count does not lose, or when the game is truly lost (winrate below the
-resignation threshold).  engine.movepolicy.choose_move is the one place that decides, through
-the guard engine.movepolicy.pass_allowed.
+resignation threshold).  engine.play.movepolicy.choose_move is the one place that decides, through
+the guard engine.play.movepolicy.pass_allowed.
 
 The bug this pins down: early in a 9x9 game (komi 7, Chinese rules) White passed and our engine,
 Black at about 39%, passed back and lost by the count.  Two ways led there: a rule that passed
@@ -26,8 +26,8 @@ from engine import coords
 from engine.core import BLACK, ChildStats
 from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import EngineConfig, GTPEngine
-from engine.movepolicy import RESIGN, best_winrate, pass_allowed, truly_lost
-from engine.player import SearchResult
+from engine.play.movepolicy import RESIGN, best_winrate, pass_allowed, truly_lost
+from engine.play.player import SearchResult
 
 from gtp_process import EngineProcess
 

@@ -7,7 +7,7 @@ import pytest
 
 from engine.core import BLACK, Game, Rules, Search, SearchParams
 from engine.nets.evaluator import Evaluation
-from engine.rootsearch import (C_VISIT, GumbelRoot, GumbelSettings, halving_schedule, phase_visits,
+from engine.play.rootsearch import (C_VISIT, GumbelRoot, GumbelSettings, halving_schedule, phase_visits,
                                pruned_visits, puct_scale)
 from train.pool import Agent, GamePool, GameSpec, PlaySettings
 

@@ -6,7 +6,7 @@ import pytest
 
 from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, board_from_ascii, collect_many, backup_many
 from engine.coords import from_gtp
-from engine.player import Player
+from engine.play.player import Player
 
 Evaluation = collections.namedtuple("Evaluation", "policy value ownership score")
 

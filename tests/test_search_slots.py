@@ -9,7 +9,7 @@ import pytest
 
 from engine.core import Game, Search, SearchParams
 from engine.nets.evaluator import RandomEvaluator
-from engine.player import Player
+from engine.play.player import Player
 
 
 def evaluate(ev, tree, slot):

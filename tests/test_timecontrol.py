@@ -2,7 +2,7 @@
 import pytest
 
 from engine.core import BLACK, WHITE
-from engine.timecontrol import ABSOLUTE, BYOYOMI, CANADIAN, NONE, TimeControl
+from engine.play.timecontrol import ABSOLUTE, BYOYOMI, CANADIAN, NONE, TimeControl
 
 
 def test_no_limit():

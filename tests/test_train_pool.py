@@ -132,7 +132,7 @@ def test_resignation_and_no_resign_games():
     finished = {fg.spec.seed: fg for fg in pool.run()}
     resigned, played = finished[1].record(), finished[2].record()
     assert resigned.reason == "resign" and resigned.winner == BLACK and resigned.result_string() == "B+R"
-    # White resigned at its first move the rule allows (engine.movepolicy.should_resign: never in
+    # White resigned at its first move the rule allows (engine.play.movepolicy.should_resign: never in
     # the first quarter of the board's points, 6 moves on 5x5): move 8 of the game.
     assert resigned.length == 7 and not resigned.scored
     assert played.no_resign and played.reason == "move cap" and played.length == 12

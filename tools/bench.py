@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from engine.core import Game, Search, SearchParams
-from engine.player import Player
+from engine.play.player import Player
 from tools.machine import cpu_name, load_average
 
 

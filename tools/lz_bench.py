@@ -8,7 +8,7 @@ is written to a temporary directory. Then, for each thread count, the same posit
   ``genmove b``; its own figure is the ``n/s`` of the line it prints on stderr after the search,
   ``"V visits, N nodes, P playouts, R n/s"`` where ``R = P / search seconds``; we also time the
   ``genmove`` round trip ourselves (weights are loaded before the clock starts);
-* our engine: :class:`engine.player.Player` with a :class:`engine.nets.evaluator.TorchEvaluator` on
+* our engine: :class:`engine.play.player.Player` with a :class:`engine.nets.evaluator.TorchEvaluator` on
   :class:`engine.nets.lzweights.LZNet` loaded from the same file, set up as ``python -m engine``
   does by default: THREADS search threads on one tree, each with its own batch of ``batch``
   leaves in flight and one torch thread, and the engine's measured precision
@@ -53,7 +53,7 @@ from engine.nets import lzweights
 from engine.coords import to_gtp
 from engine.core import Game, Rules, SearchParams
 from engine.nets.evaluator import Evaluation, TorchEvaluator
-from engine.player import Player
+from engine.play.player import Player
 from engine.nets.precision import Precision, choose_precision
 from tools.machine import cpu_name, load_average
 from train.gtp_client import GTPClient

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.core import SearchParams
-from engine.memory import format_memory, parse_memory
-from engine.playsettings import PlaySettings
+from engine.play.memory import format_memory, parse_memory
+from engine.play.settings import PlaySettings
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
 
 _SEARCH = SearchParams()   # C's search defaults

@@ -11,7 +11,7 @@ from typing import Any, Protocol, Sequence, Union
 
 from engine.coords import fixed_handicap
 from engine.core import BLACK, WHITE, Game, Rules, SearchParams
-from engine.playsettings import PlaySettings
+from engine.play.settings import PlaySettings
 from train.records import GameRecord, MoveInfo, build_record
 
 @dataclass

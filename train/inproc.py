@@ -11,8 +11,8 @@ from typing import Any
 
 from engine.nets import weights
 from engine.nets.loading import check_board_size, load_evaluator
-from engine.memory import parse_memory
-from engine.playsettings import DEFAULT_VISITS
+from engine.play.memory import parse_memory
+from engine.play.settings import DEFAULT_VISITS
 
 #: Engine specs starting with this are our engine in this process, not a GTP command.
 INPROC_PREFIX = "inproc:"

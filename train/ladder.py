@@ -55,7 +55,7 @@ from engine import sgf
 from engine.nets import weights
 from engine.core import BLACK, Game, Rules
 from engine.nets.loading import load_evaluator
-from engine.playsettings import DEFAULT_VISITS
+from engine.play.settings import DEFAULT_VISITS
 from train.match_config import EngineSpec, GameSettings, MatchConfig
 from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.report import plot_ladder

@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from engine import coords
-from engine.playsettings import DEFAULT_RESIGN
+from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS
 from train.gtp_client import EngineError, GTPClient, GTPError
 from train.inproc import DEFAULT_INPROC_VISITS

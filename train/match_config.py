@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.core import Rules
-from engine.playsettings import DEFAULT_RESIGN
+from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
 from train.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
 
@@ -66,7 +66,7 @@ class MatchConfig:
     the match stops scheduling games once it is decided. ``seed`` fixes the
     random openings (the same list for both games of a colour-swapped pair).
     ``visits`` is the default search size of in-process engines and ``resign``
-    their resignation winrate (0: never; the rule is ``engine.movepolicy.should_resign``).
+    their resignation winrate (0: never; the rule is ``engine.play.movepolicy.should_resign``).
     """
 
     engines: tuple[EngineSpec, ...]

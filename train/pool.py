@@ -52,8 +52,8 @@ import numpy as np
 from engine import coords
 from engine.nets import flops
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_many, collect_many, feature_planes, other
-from engine.movepolicy import should_resign
-from engine.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
+from engine.play.movepolicy import should_resign
+from engine.play.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
 from train.gamespec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
 from train.gtp_client import EngineDied, EngineTimeout, GTPError
 from train.records import MoveInfo

@@ -11,8 +11,8 @@ from engine.gtp.commands import (ENGINE_NAME, MAX_SGF_BYTES, EngineConfig, GTPEn
                                  game_from_sgf, game_to_sgf)
 from engine.gtp.protocol import (MAX_LINE_BYTES, MAX_NUMBER_CHARS, CommandTable, GTPError, GTPServer,
                                  InputReader, LongLine, gtp_command, is_interrupt, parse_command)
-from engine.movepolicy import RESIGN
-from engine.playsettings import DEFAULT_VISITS
+from engine.play.movepolicy import RESIGN
+from engine.play.settings import DEFAULT_VISITS
 
 __all__ = [
     "AnalysisOptions", "CommandTable", "DEFAULT_VISITS", "ENGINE_NAME", "EngineConfig", "GTPEngine", "GTPError",

@@ -13,9 +13,9 @@ import numpy as np
 from engine import coords, scoring
 from engine.core import WHITE, Game, color_name, other, parse_color
 from engine.gtp.protocol import DIGITS, GTPError, color_arg, gtp_command, int_arg, nargs
-from engine.movepolicy import RESIGN
-from engine.player import SearchResult
-from engine.playsettings import DEFAULT_VISITS
+from engine.play.movepolicy import RESIGN
+from engine.play.player import SearchResult
+from engine.play.settings import DEFAULT_VISITS
 
 
 @dataclass

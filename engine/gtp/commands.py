@@ -17,18 +17,19 @@ from typing import Any, Callable, Optional, TextIO
 import numpy as np
 
 import engine
-from engine import coords, movepolicy, scoring, sgf
+from engine import coords, scoring, sgf
+from engine.play import movepolicy
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other)
 from engine.gtp.analysis import AnalysisCommands, policy
 from engine.gtp.params import ParamCommands
 from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, GTPServer, color_arg, float_arg,
                                  gtp_command, int_arg, nargs)
-from engine.movepolicy import RESIGN
-from engine.player import Player, SearchResult
-from engine.playsettings import DEFAULT_RESIGN, DEFAULT_VISITS
+from engine.play.movepolicy import RESIGN
+from engine.play.player import Player, SearchResult
+from engine.play.settings import DEFAULT_RESIGN, DEFAULT_VISITS
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules
-from engine.timecontrol import TimeControl
+from engine.play.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
 MAX_SGF_BYTES = 8 << 20

@@ -7,7 +7,7 @@ import dataclasses
 import time
 
 from engine.gtp.protocol import GTPError, float_arg, gtp_command, int_arg, memory_arg
-from engine.memory import format_memory
+from engine.play.memory import format_memory
 
 PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
           "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",

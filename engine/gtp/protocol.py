@@ -36,7 +36,7 @@ from typing import Callable, Optional, TextIO
 
 from engine.core import IllegalMoveError, parse_color
 from engine.errors import NetworkOutputError
-from engine.memory import parse_memory
+from engine.play.memory import parse_memory
 
 MAX_LINE_BYTES = 1 << 20      # a longer input line gets one "? line too long"; its rest is dropped
 MAX_NUMBER_CHARS = 100        # a longer numeric argument is a syntax error (no int() of 4,300 digits)

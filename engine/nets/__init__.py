@@ -1,2 +1,2 @@
 """Networks: our format and torch model, Leela Zero's and KataGo's, Winograd, precision, evaluators, loading a net.
-May import engine.core, engine.native, engine.errors, engine.fileio, engine.player (gpu_settings) and engine.options (loading)."""
+May import engine.core, engine.native, engine.errors, engine.fileio, engine.play.player (gpu_settings) and engine.options (loading)."""

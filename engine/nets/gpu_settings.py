@@ -10,7 +10,7 @@ assumed.  The first time a net runs on a CUDA machine without ``--threads`` / ``
 
 1. takes the precision measured at the largest candidate batch (:mod:`engine.nets.precision`, where
    launch overhead no longer hides the difference between fp32 and fp16/bf16);
-2. runs the engine's own search (:class:`engine.player.Player`) on the empty board of the game's
+2. runs the engine's own search (:class:`engine.play.player.Player`) on the empty board of the game's
    size for a short fixed number of visits (:func:`visits_for`, at most ``seconds``) for every
    candidate (:func:`candidates`: threads 2, 4, 8 and min(16, cores) x batch 16, 32, 64, 128;
    a value given on the command line is kept), after a warm-up search at that setting; the
@@ -150,7 +150,7 @@ def measure(model: Any, device: Any, size: int, cands: list[tuple[int, int]], *,
     # Lazy: the search and the evaluator are only needed when a search really runs.
     from engine.core import Game, SearchParams
     from engine.nets.evaluator import TorchEvaluator
-    from engine.player import Player
+    from engine.play.player import Player
 
     t_start = time.perf_counter()
     dev = resolve_device(device)

@@ -35,7 +35,7 @@ class PlaySettings:
     resign_threshold: float | None = None   # resign when the root value falls below (None: never)
     max_moves: int | None = None        # move cap, scored as if passed out (None: engine.rules.move_cap)
     record_policy: bool = True          # keep visit distributions of full searches
-    root: str = "puct"                  # puct | gumbel (engine.rootsearch: sequential halving, no noise,
+    root: str = "puct"                  # puct | gumbel (engine.play.rootsearch: sequential halving, no noise,
                                         # no temperature; visits = new simulations per move)
     gumbel_considered: int = 16         # gumbel: moves sampled at the root (m)
     forced_playouts_k: float = _C.forced_playouts_k  # puct: KataGo's forced playouts + target pruning

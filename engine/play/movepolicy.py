@@ -30,8 +30,8 @@ from typing import Callable, Optional
 
 from engine import scoring
 from engine.core import BLACK, WHITE, Game, other
-from engine.player import SearchResult
-from engine.playsettings import DEFAULT_RESIGN
+from engine.play.player import SearchResult
+from engine.play.settings import DEFAULT_RESIGN
 
 RESIGN = -1                   # pseudo-move returned by choose_move
 EARLY_FRACTION = 0.25         # no resignation before this share of the board's points is played
