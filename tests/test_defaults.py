@@ -70,10 +70,10 @@ def test_play_defaults_have_one_home():
     from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
     from train.config import RunConfig
     from train.gating import GateRule
-    from train.inproc import DEFAULT_INPROC_VISITS
-    from train.ladder import LadderConfig
-    from train.match import build_parser as match_parser
-    from train.match_config import GameSettings, MatchConfig
+    from train.match.inproc import DEFAULT_INPROC_VISITS
+    from train.match.ladder import LadderConfig
+    from train.match.cli import build_parser as match_parser
+    from train.match.config import GameSettings, MatchConfig
 
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
     assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)

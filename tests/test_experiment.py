@@ -9,7 +9,7 @@ from engine.nets import weights
 from engine.nets.network import NetConfig
 from train.config import RunConfig, stage_cpus, stage_threads
 from tools.experiment import BASELINE, COMBOS, build_rows, format_rows, passthrough_args, round_robin, write_chart
-from train.stats import bradley_terry
+from train.match.stats import bradley_terry
 
 
 def test_combinations():

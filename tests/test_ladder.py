@@ -1,4 +1,4 @@
-"""The strength ladder (train.ladder): a tiny run directory with two checkpoints, fake GTP
+"""The strength ladder (train.match.ladder): a tiny run directory with two checkpoints, fake GTP
 opponents standing in for GNU Go levels, ratings anchored at level 1, CPU-hours from the
 metrics, and the PNG."""
 import json
@@ -12,7 +12,7 @@ import pytest
 
 from engine.nets import weights
 from engine.nets.network import NetConfig
-from train import ladder
+from train.match import ladder
 from train.rundir import RunDir
 
 FAKE = Path(__file__).resolve().parent / "fake_engines" / "fake_engine.py"

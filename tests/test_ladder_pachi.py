@@ -1,4 +1,4 @@
-"""Pachi as a ladder anchor (train.ladder --pachi / --pachi-playouts): the anchor list built from
+"""Pachi as a ladder anchor (train.match.ladder --pachi / --pachi-playouts): the anchor list built from
 the options, and a real 2-game ladder against Pachi 12.90 when its binary is there ($PACHI, else
 /work/pachi/pachi; README "Pachi as an anchor" says how to build it)."""
 import json
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from test_ladder import make_run
-from train import ladder
+from train.match import ladder
 
 
 def test_anchors_are_gnugo_levels_then_pachi_by_playouts():

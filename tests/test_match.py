@@ -1,5 +1,5 @@
-"""Tests for train.gtp_client and train.match: the GTP client, one game through the game runner
-(train.schedule.play_game over train.pool.GamePool), and ``python -m train.match`` end to end
+"""Tests for train.match.gtp_client and train.match: the GTP client, one game through the game runner
+(train.match.schedule.play_game over train.pool.GamePool), and ``python -m train.match`` end to end
 with fake engines and GNU Go."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sgfmill import sgf
 
-from train.gtp_client import EngineDied, EngineTimeout, GTPClient, GTPError
+from train.match.gtp_client import EngineDied, EngineTimeout, GTPClient, GTPError
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKES = Path(__file__).resolve().parent / "fake_engines"
@@ -148,8 +148,8 @@ def moves_of(record) -> list[tuple[int, int]]:
 def test_run_game_two_passes_scored_by_core():
     from engine import coords
     from engine.core import BLACK, WHITE, Game, Rules
-    from train.match_config import GameSettings
-    from train.schedule import play_game as run_game
+    from train.match.config import GameSettings
+    from train.match.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=0.5, rules="chinese")
     black = ScriptedPlayer("B", ["C3", "B2"])
@@ -172,8 +172,8 @@ def test_run_game_two_passes_scored_by_core():
 @needs_core
 def test_run_game_resign_illegal_and_move_limit():
     from engine.core import BLACK, WHITE
-    from train.match_config import GameSettings
-    from train.schedule import play_game as run_game
+    from train.match.config import GameSettings
+    from train.match.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=7.5)
     record = run_game(ScriptedPlayer("B", ["C3"]), ScriptedPlayer("W", ["resign"]), settings)
@@ -201,9 +201,9 @@ class RefusingPlayer(ScriptedPlayer):
 @needs_core
 def test_games_that_end_before_a_move_name_both_players():
     from engine.core import BLACK, WHITE
-    from train.match_config import GameSettings
+    from train.match.config import GameSettings
     from train.records import to_sgf_bytes as game_to_sgf
-    from train.schedule import play_game as run_game
+    from train.match.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=7.5)
     resigned = run_game(ScriptedPlayer("Black engine", ["C3"]), ScriptedPlayer("White engine", ["resign"]),
@@ -221,8 +221,8 @@ def test_games_that_end_before_a_move_name_both_players():
 @needs_core
 def test_run_game_time_limit_for_in_process_players():
     from engine.core import WHITE
-    from train.match_config import GameSettings
-    from train.schedule import play_game as run_game
+    from train.match.config import GameSettings
+    from train.match.schedule import play_game as run_game
 
     settings = GameSettings(size=5, move_time_limit=0.05)
     record = run_game(ScriptedPlayer("B", ["C3"], delay=0.2), ScriptedPlayer("W"), settings)
@@ -233,8 +233,8 @@ def test_run_game_time_limit_for_in_process_players():
 def test_run_game_handicap_opening_and_referee():
     from engine import coords
     from engine.core import BLACK, WHITE
-    from train.match_config import GameSettings
-    from train.schedule import play_game as run_game
+    from train.match.config import GameSettings
+    from train.match.schedule import play_game as run_game
 
     class Referee:
         def __init__(self, value):
@@ -274,8 +274,8 @@ def test_run_game_handicap_opening_and_referee():
 def test_random_opening_is_legal_and_reproducible():
     from engine.core import BLACK, WHITE, Game, Rules
     from engine import coords
-    from train.match_config import GameSettings
-    from train.schedule import random_opening
+    from train.match.config import GameSettings
+    from train.match.schedule import random_opening
 
     settings = GameSettings(size=7, komi=7.5, handicap=2)
     first = random_opening(settings, 10, random.Random("seed"))
@@ -292,7 +292,7 @@ def test_random_opening_is_legal_and_reproducible():
 def test_parse_final_score():
     if not HAS_CORE:
         pytest.skip("engine.core (the C extension) is not built")
-    from train.referee import parse_final_score
+    from train.match.referee import parse_final_score
 
     assert parse_final_score("B+3.5") == 3.5
     assert parse_final_score("W+0.5") == -0.5
@@ -305,8 +305,8 @@ def test_parse_final_score():
 
 @needs_core
 def test_schedule_alternates_colours():
-    from train.match_config import EngineSpec
-    from train.schedule import make_schedule
+    from train.match.config import EngineSpec
+    from train.match.schedule import make_schedule
 
     two = make_schedule([EngineSpec("A", "a"), EngineSpec("B", "b")], 4)
     assert [(g.black, g.white) for g in two] == [("A", "B"), ("B", "A")] * 2
@@ -324,7 +324,7 @@ def load_sgf(path: Path) -> sgf.Sgf_game:
 
 
 def run_cli(tmp_path: Path, *args: str) -> dict:
-    from train.match import main
+    from train.match.cli import main
 
     status = main([*args, "--sgf-dir", str(tmp_path / "sgf"),
                    "--results", str(tmp_path / "results.json"), "--no-progress"])

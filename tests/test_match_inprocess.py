@@ -15,8 +15,8 @@ from engine import coords
 from engine.core import BLACK, WHITE, Game, Rules
 from engine.nets.network import NetConfig
 from engine.nets.weights import new_model, save
-from train.inproc import InProcessSpec, parse_inproc
-from train.match import main
+from train.match.inproc import InProcessSpec, parse_inproc
+from train.match.cli import main
 
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if Path("/usr/games/gnugo").exists() else None)
 

@@ -7,7 +7,7 @@ from engine.nets import weights
 from engine.core import SearchParams
 from engine.nets.network import NetConfig
 from train.config import RunConfig
-from train.inproc import parse_inproc
+from train.match.inproc import parse_inproc
 from train.selfplay import make_agent
 
 

@@ -1,4 +1,4 @@
-"""Tests for train.ratings: games collected from a synthetic run directory (gating SGFs, match
+"""Tests for train.match.ratings: games collected from a synthetic run directory (gating SGFs, match
 results, stray match SGFs; self-play and already-listed SGFs skipped) and Bradley-Terry Elo
 checked against hand-computed values."""
 
@@ -14,7 +14,7 @@ from engine import sgf
 from engine.core import BLACK, WHITE
 from engine.nets.network import NetConfig
 from engine.nets.weights import new_model, read_meta, save
-from train.ratings import collect_games, main, rate, score_from_result
+from train.match.ratings import collect_games, main, rate, score_from_result
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
 M0, M1, M2 = "model-0000000", "model-0000100", "model-0000200"

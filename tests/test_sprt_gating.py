@@ -6,7 +6,7 @@ import math
 import pytest
 
 from train.gating import CONTINUE, PROMOTE, REJECT, GateCoordinator, GateRule
-from train.stats import SPRT_ZERO_COUNT, score_from_elo, sprt
+from train.match.stats import SPRT_ZERO_COUNT, score_from_elo, sprt
 
 # Hand computation (no draws): H0 score s0 = 0.5, H1 score s1 = 1 / (1 + 10^(-35/400)) = 0.55020.
 S0, S1 = 0.5, 1.0 / (1.0 + 10.0 ** (-35.0 / 400.0))

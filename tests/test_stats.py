@@ -1,10 +1,10 @@
-"""Tests for train.stats: Elo intervals, SPRT and Bradley-Terry, against hand-computed values."""
+"""Tests for train.match.stats: Elo intervals, SPRT and Bradley-Terry, against hand-computed values."""
 
 import math
 
 import pytest
 
-from train.stats import (
+from train.match.stats import (
     ELO_PER_NAT,
     bradley_terry,
     elo_difference,

@@ -14,7 +14,7 @@ in the async pipeline (``train.loop --selfplay-only``), which is the rate gating
 are measured against.  Then the final nets of the six runs (each run's best, or latest in az
 mode) and the initial net play a short in-process round robin (every pair ``--rr-games`` games,
 colours alternating, through :class:`train.pool.GamePool`), rated with
-:func:`train.stats.bradley_terry` (the initial net anchored at 0 Elo).
+:func:`train.match.stats.bradley_terry` (the initial net anchored at 0 Elo).
 
 Prints one table and writes ``EXP_DIR/pipelines.json`` and ``EXP_DIR/pipelines.png``:
 
@@ -50,7 +50,7 @@ import torch
 
 from train.config import RunConfig, add_arguments, stage_threads
 from train.rundir import RunDir
-from train.stats import bradley_terry
+from train.match.stats import bradley_terry
 from tools.runs import REPO_ROOT, final_model, round_robin, run_summary_of
 from tools.strength import strength
 

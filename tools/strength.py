@@ -57,10 +57,10 @@ import numpy as np
 import torch
 
 from train.config import RunConfig, stage_threads
-from train.ladder import LadderConfig, play_match
-from train.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
+from train.match.ladder import LadderConfig, play_match
+from train.match.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.rundir import RunDir, atomic_write_json
-from train.stats import bradley_terry
+from train.match.stats import bradley_terry
 from train.usage import Usage
 from tools.runs import REPO_ROOT, round_robin
 from tools.machine import cpu_label

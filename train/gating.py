@@ -7,7 +7,7 @@ it wins.  AlphaGo Zero's rule (55% of 400 games) with Leela Zero's early stop (S
    leaves the candidate below ``threshold`` -> reject ("early fail");
 2. the threshold is guaranteed: the candidate's points already reach ``threshold * max_games``
    -> promote;
-3. SPRT (:func:`train.stats.sprt`, H0 elo = ``elo0`` against H1 elo = ``elo1``): accept ->
+3. SPRT (:func:`train.match.stats.sprt`, H0 elo = ``elo0`` against H1 elo = ``elo1``): accept ->
    promote, reject -> reject.
 
 At ``max_games`` counted games rule 1 or 2 always applies, so a decision never needs more.
@@ -80,7 +80,7 @@ from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
 from train.records import write_sgf
 from train.rundir import RunDir
 from train.selfplay import make_agent
-from train.stats import SprtResult, elo_difference, sprt
+from train.match.stats import SprtResult, elo_difference, sprt
 
 PROMOTE, REJECT, CONTINUE, VOID = "promote", "reject", "continue", "void"
 _EPS = 1e-9          # 0.55 * 400 is 220.00000000000003 in floating point

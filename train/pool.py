@@ -55,7 +55,7 @@ from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_man
 from engine.play.movepolicy import should_resign
 from engine.play.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
 from train.gamespec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
-from train.gtp_client import EngineDied, EngineTimeout, GTPError
+from train.match.gtp_client import EngineDied, EngineTimeout, GTPError
 from train.records import MoveInfo
 
 __all__ = ["Agent", "FinishedGame", "GamePool", "GameSpec", "MoveLimit", "PlaySettings", "Player", "PoolStats",

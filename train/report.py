@@ -184,7 +184,7 @@ def _series(records: list[dict[str, Any]], source: str | None, x: str, y: str) -
 def write_plots(records: list[dict[str, Any]], out_dir: Path,
                 ratings: dict | None = None) -> list[Path]:
     """Writes the PNG plots that the records (and ``ratings.json`` from ``python -m
-    train.ratings``, when given) allow; returns their paths."""
+    train.match.ratings``, when given) allow; returns their paths."""
     import matplotlib  # lazy: slow to import, only plots need it
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # lazy, as matplotlib
@@ -284,7 +284,7 @@ def anchor_lines(players: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any
 
 def plot_ladder(doc: dict[str, Any], path: Path, label: str | None = None,
                 others: Sequence[tuple[str, dict[str, Any]]] = ()) -> Path:
-    """The strength ladder (``train.ladder``'s document) as a PNG: Elo with 95% intervals
+    """The strength ladder (``train.match.ladder``'s document) as a PNG: Elo with 95% intervals
     against CPU-hours and against self-play games, GNU Go levels as horizontal lines.
     ``others`` adds more runs' ladders ``(label, doc)`` to the same axes (comparisons)."""
     import matplotlib  # lazy: slow to import, only plots need it
@@ -326,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=20, help="table rows")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--compare", nargs="*", default=[], metavar="RUN_DIR",
-                    help="also draw these runs' strength ladders (train.ladder) on the same axes")
+                    help="also draw these runs' strength ladders (train.match.ladder) on the same axes")
     a = ap.parse_args(argv)
     rd = RunDir(a.run_dir)
     if not rd.metrics_path.is_file():

@@ -302,7 +302,7 @@ class RunDir:
         """Appends one JSON line.  One ``write`` on an O_APPEND descriptor: lines from several
         processes never interleave; a kill -9 can at worst leave a partial LAST line, which
         :meth:`read_metrics` skips.  Every record carries the writing process's id and its CPU
-        seconds so far (all its threads), from which ``train.ladder`` counts a run's CPU-hours, and
+        seconds so far (all its threads), from which ``train.match.ladder`` counts a run's CPU-hours, and
         its FLOPs so far (:mod:`engine.nets.flops`), from which compute budgets are counted."""
         record = {"time": round(time.time(), 3), "pid": os.getpid(),
                   "cpu_s": round(time.process_time(), 2), "flops": round(flops.COUNTER.total), **record}

@@ -1,4 +1,4 @@
-"""Ratings of a run's networks from every game they played: ``python -m train.ratings RUN_DIR``.
+"""Ratings of a run's networks from every game they played: ``python -m train.match.ratings RUN_DIR``.
 
 Games are collected from the run directory (``train.rundir`` layout):
 
@@ -12,7 +12,7 @@ Skipped: the self-play folder (``sgf/``: one model plays both colours, or two mo
 mid-game switch, ``PB[a,b]``), the SGFs that a results file already lists (each game counts
 once), records without a decisive or drawn result (``RE[?]``, ``RE[Void]``).
 
-All games are fitted at once with Bradley-Terry (:func:`train.stats.bradley_terry`, logistic
+All games are fitted at once with Bradley-Terry (:func:`train.match.stats.bradley_terry`, logistic
 Elo) so that nets that never met are still rated through common opponents. The anchor (Elo 0)
 is the first model, the checkpoint with the lowest step that played; without models, the first
 player by name. Every model's **training time** is its checkpoint's ``created`` time
@@ -47,7 +47,7 @@ from typing import Any, Iterator, Sequence
 from engine import sgf
 from engine.nets import weights
 from train.rundir import RunDir, atomic_write_json
-from train.stats import bradley_terry
+from train.match.stats import bradley_terry
 
 RATINGS_FILE = "ratings.json"
 FORMAT = "train.ratings v1"
@@ -221,7 +221,7 @@ def format_table(doc: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: 0 ok, 1 no games found, 2 bad run directory or failed fit."""
     ap = argparse.ArgumentParser(
-        prog="python -m train.ratings",
+        prog="python -m train.match.ratings",
         description="Bradley-Terry Elo of a run's nets from its gating games, match results and "
                     "SGFs; writes RUN_DIR/ratings.json.")
     ap.add_argument("run_dir", type=Path)
@@ -229,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="also write the ratings document here")
     ap.add_argument("--prior-draws", type=float, default=1.0,
                     help="virtual drawn games per player that keep ratings finite "
-                         "(train.stats.bradley_terry; default 1, 0: plain maximum likelihood)")
+                         "(train.match.stats.bradley_terry; default 1, 0: plain maximum likelihood)")
     a = ap.parse_args(argv)
     if not a.run_dir.is_dir():
         print(f"train.ratings: {a.run_dir}: no such directory", file=sys.stderr)

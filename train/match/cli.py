@@ -18,11 +18,11 @@ White in games 1, 3, 5, .... A round robin takes ``--engine NAME=CMD`` three or
 more times and plays ``--games`` games for every pair, then fits Bradley-Terry
 ratings (first engine anchored at 0).
 
-The layers, each usable alone: :mod:`train.match_config` (what a match is),
-:mod:`train.schedule` (``run_match``: the games of a match in one game pool),
-:mod:`train.referee` (counting by a GTP engine), :mod:`train.gtp_agent` (a GTP
-engine as a player), :mod:`train.inproc` (our nets as players),
-:mod:`train.match_report` (results, Elo, SPRT, ratings); this module is the
+The layers, each usable alone: :mod:`train.match.config` (what a match is),
+:mod:`train.match.schedule` (``run_match``: the games of a match in one game pool),
+:mod:`train.match.referee` (counting by a GTP engine), :mod:`train.match.gtp_agent` (a GTP
+engine as a player), :mod:`train.match.inproc` (our nets as players),
+:mod:`train.match.report` (results, Elo, SPRT, ratings); this module is the
 command line.
 """
 
@@ -39,11 +39,11 @@ import torch
 from engine import coords
 from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS
-from train.gtp_client import EngineError, GTPClient, GTPError
-from train.inproc import DEFAULT_INPROC_VISITS
-from train.match_config import EngineSpec, GameSettings, MatchConfig
-from train.match_report import format_summary
-from train.schedule import probe_engines, run_match
+from train.match.gtp_client import EngineError, GTPClient, GTPError
+from train.match.inproc import DEFAULT_INPROC_VISITS
+from train.match.config import EngineSpec, GameSettings, MatchConfig
+from train.match.report import format_summary
+from train.match.schedule import probe_engines, run_match
 
 
 def _parse_engine(text: str) -> EngineSpec:
@@ -71,7 +71,7 @@ _EPILOG = """engines:
   e.g. inproc:runs/9x9/models/model-0002000.pt:visits=200.  PATH is one of our
   .pt weights files or a Leela Zero .gz/.txt net (19x19 only); visits defaults
   to --visits, device to CUDA when available, and the name (PB/PW in the SGFs,
-  the player in train.ratings) to the file name without extension, so a run's
+  the player in train.match.ratings) to the file name without extension, so a run's
   checkpoint plays as its model id (model-0001000).  Options may also be
   separated by ':' (inproc:a.pt:visits=200:name=a200).
 

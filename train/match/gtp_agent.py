@@ -3,7 +3,7 @@
 The pool sends the set-up and the opponent's moves (``new_game``, ``play``: short commands,
 answered at once) and asks for a move with ``start_genmove``, which only writes the command;
 each pool step then calls ``poll_genmove``, which reads what the engine has answered so far
-without waiting (``train.gtp_client.PendingReply``).  So a slow engine never holds up the
+without waiting (``train.match.gtp_client.PendingReply``).  So a slow engine never holds up the
 other games' batched searches.  Failures surface as the GTP client's exceptions, which the pool
 turns into forfeits: ``EngineTimeout`` (lost on time), ``EngineDied`` (crash), ``GTPError``
 (refused a command), ``ValueError`` (an unreadable move: illegal).
@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 
 from engine import coords
-from train.gtp_client import GTPClient, GTPError, PendingReply
-from train.referee import gtp_color, send_rules
+from train.match.gtp_client import GTPClient, GTPError, PendingReply
+from train.match.referee import gtp_color, send_rules
 
 
 class GTPAgent:

@@ -1,7 +1,7 @@
 """What a match is: its games' settings (:class:`GameSettings`), its engines
 (:class:`EngineSpec`), the whole match (:class:`MatchConfig`) and one game of its schedule
-(:class:`ScheduledGame`).  Plain values, read by :mod:`train.schedule` (which plays them) and
-:mod:`train.match_report` (which sums them up).
+(:class:`ScheduledGame`).  Plain values, read by :mod:`train.match.schedule` (which plays them) and
+:mod:`train.match.report` (which sums them up).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from engine.core import Rules
 from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
-from train.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
+from train.match.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from engine.core import BLACK, WHITE
-from train.match_config import MatchConfig, ScheduledGame
+from train.match.config import MatchConfig, ScheduledGame
 from train.records import GameRecord
-from train.stats import bradley_terry, elo_difference, sprt
+from train.match.stats import bradley_terry, elo_difference, sprt
 
 
 def _json_number(value: float | None) -> float | str | None:
@@ -29,7 +29,7 @@ def _json_number(value: float | None) -> float | str | None:
 
 
 def game_entry(scheduled: ScheduledGame, record: GameRecord, sgf_path: Path) -> dict[str, Any]:
-    """One game of the results document: ``scheduled`` is its ``train.schedule.ScheduledGame``."""
+    """One game of the results document: ``scheduled`` is its ``train.match.schedule.ScheduledGame``."""
     winner = None
     if record.winner == BLACK:
         winner = scheduled.black

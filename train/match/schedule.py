@@ -4,11 +4,11 @@ Every game of a match (or a round robin, or a ladder rung) is a :class:`train.po
 board, rules, fixed handicap, a random opening shared by both games of a colour-swapped pair,
 and per colour the player and its :class:`train.pool.MoveLimit`.  Our nets in this process
 (``inproc:``) are batched agents shared by every game, so all their searches batch into one
-forward pass per net per step; each GTP engine is a turn agent (:class:`train.gtp_agent.GTPAgent`),
+forward pass per net per step; each GTP engine is a turn agent (:class:`train.match.gtp_agent.GTPAgent`),
 one process per pool slot, polled while the other games search.  ``--parallel`` is the number
 of slots.  Finished games are counted by a referee engine when one is given
-(:func:`train.referee.count_record`), written as SGF, and summarised into the results JSON
-(:mod:`train.match_report`) after every game; an SPRT that is decided stops new games.
+(:func:`train.match.referee.count_record`), written as SGF, and summarised into the results JSON
+(:mod:`train.match.report`) after every game; an SPRT that is decided stops new games.
 """
 from __future__ import annotations
 
@@ -28,14 +28,14 @@ from tqdm import tqdm
 from engine import coords
 from engine.core import BLACK, WHITE, Game, SearchParams
 from engine.fileio import atomic_write
-from train.gtp_agent import GTPAgent
-from train.gtp_client import GTPClient, GTPError
-from train.inproc import InProcessNets
-from train.match_config import EngineSpec, GameSettings, MatchConfig, ScheduledGame
-from train.match_report import game_entry, pair_summary, score_line, summarize
+from train.match.gtp_agent import GTPAgent
+from train.match.gtp_client import GTPClient, GTPError
+from train.match.inproc import InProcessNets
+from train.match.config import EngineSpec, GameSettings, MatchConfig, ScheduledGame
+from train.match.report import game_entry, pair_summary, score_line, summarize
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings, Player, Slot
 from train.records import GameRecord, write_sgf
-from train.referee import GTPReferee, Referee, count_record
+from train.match.referee import GTPReferee, Referee, count_record
 
 def random_opening(settings: GameSettings, moves: int, rng: random.Random) -> list[int]:
     """``moves`` uniformly random legal non-pass points, played alternately.
@@ -124,7 +124,7 @@ def probe_engines(config: MatchConfig) -> dict[str, dict[str, Any]]:
 def play_game(black: Player, white: Player, settings: GameSettings, opening: Sequence[int] = (),
               referee: Referee | None = None, play: PlaySettings | None = None, seed: int = 0) -> GameRecord:
     """One game in a one-slot pool, counted by ``referee`` when given (see
-    :func:`train.referee.count_record`); returns its record.  Both players get the handicap and
+    :func:`train.match.referee.count_record`); returns its record.  Both players get the handicap and
     ``opening`` (colours alternating, White first after a handicap); ``settings.move_time_limit``
     is each colour's limit.  ``play`` (default: no noise, no resignation, no policy targets)
     sets how agents search.  ValueError for an illegal opening; the players are not closed."""

@@ -13,7 +13,7 @@ from typing import Protocol
 from engine import coords
 from engine.core import BLACK, WHITE, Game
 from engine.rules import KGS_NAMES
-from train.gtp_client import EngineError, GTPClient, GTPError
+from train.match.gtp_client import EngineError, GTPClient, GTPError
 from train.records import GameRecord
 
 _SCORE = re.compile(r"^([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
