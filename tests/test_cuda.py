@@ -11,7 +11,7 @@ from engine.core import Rules
 from engine.nets.evaluator import TorchEvaluator
 from engine.nets.network import GoNet, NetConfig
 from engine.nets.precision import TOLERANCE, output_diff
-from train.pool import Agent, GamePool, GameSpec, PlaySettings
+from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
 from train.trainer import Trainer, TrainSettings
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),

@@ -12,8 +12,8 @@ import pytest
 from engine.core import BLACK, WHITE, Rules
 from engine.nets.evaluator import RandomEvaluator
 from train.gating import CONTINUE, PROMOTE, REJECT, VOID, GateCoordinator, GateMatch, GateRule
-from train.pool import Agent, PlaySettings
-from train.records import read_sgf_moves
+from train.games.pool import Agent, PlaySettings
+from train.games.records import read_sgf_moves
 from train.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
-"""Tests for train.match.gtp_client and train.match: the GTP client, one game through the game runner
-(train.match.schedule.play_game over train.pool.GamePool), and ``python -m train.match`` end to end
+"""Tests for train.games.gtp_client and train.match: the GTP client, one game through the game runner
+(train.match.schedule.play_game over train.games.pool.GamePool), and ``python -m train.match`` end to end
 with fake engines and GNU Go."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sgfmill import sgf
 
-from train.match.gtp_client import EngineDied, EngineTimeout, GTPClient, GTPError
+from train.games.gtp_client import EngineDied, EngineTimeout, GTPClient, GTPError
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKES = Path(__file__).resolve().parent / "fake_engines"
@@ -202,7 +202,7 @@ class RefusingPlayer(ScriptedPlayer):
 def test_games_that_end_before_a_move_name_both_players():
     from engine.core import BLACK, WHITE
     from train.match.config import GameSettings
-    from train.records import to_sgf_bytes as game_to_sgf
+    from train.games.records import to_sgf_bytes as game_to_sgf
     from train.match.schedule import play_game as run_game
 
     settings = GameSettings(size=5, komi=7.5)

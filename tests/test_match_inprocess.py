@@ -1,5 +1,5 @@
 """Tests for in-process players in train.match: the ``inproc:`` syntax, a match between two tiny
-random nets batched through train.pool.GamePool, the same with a random opening, and an
+random nets batched through train.games.pool.GamePool, the same with a random opening, and an
 in-process net against GNU Go over GTP in the same pool."""
 
 from __future__ import annotations

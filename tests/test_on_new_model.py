@@ -8,7 +8,7 @@ import torch
 from engine.nets import weights
 from engine.nets.network import NetConfig
 from train.config import RunConfig
-from train.records import read_npz, read_sgf_moves
+from train.games.records import read_npz, read_sgf_moves
 from train.replay import ReplayWindow
 from train.rundir import RunDir
 from train.selfplay import SelfPlayWorker

@@ -13,8 +13,8 @@ from engine import coords
 from engine.core import BLACK, WHITE, Rules
 from engine.nets.evaluator import RandomEvaluator
 from train.match.gtp_agent import GTPAgent
-from train.pool import Agent, GamePool, GameSpec, MoveLimit, PlaySettings
-from train.records import positions, read_npz, replay, to_sgf_bytes, write_npz
+from train.games.pool import Agent, GamePool, GameSpec, MoveLimit, PlaySettings
+from train.games.records import positions, read_npz, replay, to_sgf_bytes, write_npz
 
 FAKES = Path(__file__).resolve().parent / "fake_engines"
 RULES = Rules.preset("chinese", 0.5)
@@ -152,7 +152,7 @@ def test_gtp_forfeits_by_illegal_move_crash_and_time():
 
 class Refusing(Recorder):
     def new_game(self, size, komi, rules):
-        from train.match.gtp_client import GTPError
+        from train.games.gtp_client import GTPError
         raise GTPError("boardsize 5", "unacceptable size")
 
 

@@ -18,7 +18,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e .[
 from train.loop import Budget, build_parser, prepare_run  # noqa: E402
 from train.config import from_namespace  # noqa: E402
 from train.cluster.driver import RayOptions, RaySupervisor  # noqa: E402
-from train.records import read_npz  # noqa: E402
+from train.games.records import read_npz  # noqa: E402
 from train.rundir import RunDir  # noqa: E402
 
 TINY = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "24",

@@ -9,7 +9,7 @@ from engine.core import BLACK, Game, Rules, Search, SearchParams
 from engine.nets.evaluator import Evaluation
 from engine.play.rootsearch import (C_VISIT, GumbelRoot, GumbelSettings, halving_schedule, phase_visits,
                                pruned_visits, puct_scale)
-from train.pool import Agent, GamePool, GameSpec, PlaySettings
+from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
 
 SIZE = 5
 RULES = Rules.preset("chinese", 0.5)

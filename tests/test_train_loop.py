@@ -13,7 +13,7 @@ import pytest
 
 from engine.nets import weights
 from engine.core import Game, IllegalMoveError, Rules
-from train.records import positions, read_npz, read_sgf_moves
+from train.games.records import positions, read_npz, read_sgf_moves
 from train.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[1]

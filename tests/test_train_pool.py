@@ -1,4 +1,4 @@
-"""The in-process game runner (train.pool), records and resignation calibration, with
+"""The in-process game runner (train.games.pool), records and resignation calibration, with
 hand-made evaluators (no network)."""
 import math
 
@@ -7,8 +7,8 @@ import pytest
 
 from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams
 from engine.nets.evaluator import Evaluation, RandomEvaluator
-from train.pool import Agent, GamePool, GameSpec, PlaySettings
-from train.records import (MoveInfo, build_record, positions, read_npz, read_sgf_moves, replay,
+from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
+from train.games.records import (MoveInfo, build_record, positions, read_npz, read_sgf_moves, replay,
                            to_sgf_bytes, write_npz)
 from train.selfplay import ResignCalibrator
 

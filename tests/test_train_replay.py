@@ -9,7 +9,7 @@ from engine.nets import weights
 from engine.core import Game, Rules
 from engine.nets.network import GoNet, NetConfig
 from train.config import RunConfig
-from train.records import MoveInfo, build_record, write_npz
+from train.games.records import MoveInfo, build_record, write_npz
 from train.replay import BatchLoader, ReplayWindow, make_batch
 from train.rundir import GameName, RunDir
 from train.trainer import Trainer, TrainSettings, allowed_steps, lr_at

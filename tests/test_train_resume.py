@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.nets import weights
-from train.records import read_npz, read_sgf_moves
+from train.games.records import read_npz, read_sgf_moves
 from train.rundir import RunDir, iter_metrics
 
 REPO = Path(__file__).resolve().parents[1]

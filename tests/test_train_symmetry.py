@@ -5,7 +5,7 @@ import pytest
 from engine.nets import symmetry
 from engine.coords import from_gtp
 from engine.core import BLACK, WHITE, Game, Rules
-from train.records import MoveInfo, build_record, positions, write_npz
+from train.games.records import MoveInfo, build_record, positions, write_npz
 from train.replay import ReplayWindow, augment, make_batch
 from train.rundir import GameName, RunDir
 

@@ -13,7 +13,7 @@ each in its own run directory ``EXP_DIR/<pipeline>-<policy>``; and a baseline
 in the async pipeline (``train.loop --selfplay-only``), which is the rate gating and training
 are measured against.  Then the final nets of the six runs (each run's best, or latest in az
 mode) and the initial net play a short in-process round robin (every pair ``--rr-games`` games,
-colours alternating, through :class:`train.pool.GamePool`), rated with
+colours alternating, through :class:`train.games.pool.GamePool`), rated with
 :func:`train.match.stats.bradley_terry` (the initial net anchored at 0 Elo).
 
 Prints one table and writes ``EXP_DIR/pipelines.json`` and ``EXP_DIR/pipelines.png``:

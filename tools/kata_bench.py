@@ -33,7 +33,7 @@ from engine.nets import weights
 from engine.core import Game, Rules, color_name, parse_color
 from engine.nets.evaluator import TorchEvaluator
 from engine.play.player import Player
-from train.match.gtp_client import GTPClient
+from train.games.gtp_client import GTPClient
 
 # Opening moves (GTP) giving a middle-game-like position to search from, per size.
 OPENINGS = {

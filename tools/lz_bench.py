@@ -56,7 +56,7 @@ from engine.nets.evaluator import Evaluation, TorchEvaluator
 from engine.play.player import Player
 from engine.nets.precision import Precision, choose_precision
 from tools.machine import cpu_name, load_average
-from train.match.gtp_client import GTPClient
+from train.games.gtp_client import GTPClient
 
 __all__ = ["run_vs_leelaz", "run_leelaz", "run_ours", "parse_leelaz_stats", "LeelazStats",
            "dtype_accuracy", "DEFAULT_SEED", "TARGET_RATIO", "TARGET_THREADS"]

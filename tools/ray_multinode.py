@@ -176,7 +176,7 @@ class LocalCluster:
 
 def run_dir_check(run_dir: Path) -> dict[str, Any]:
     """Every game of a run directory: npz and SGF in pairs, each readable, names unique."""
-    from train.records import read_npz
+    from train.games.records import read_npz
     from train.rundir import RunDir
     rd = RunDir(run_dir)
     games = rd.list_games()

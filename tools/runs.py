@@ -10,7 +10,7 @@ from typing import Any
 from engine.core import BLACK, WHITE, Rules
 from train.config import RunConfig
 from train.gating import gate_settings
-from train.pool import GamePool, GameSpec
+from train.games.pool import GamePool, GameSpec
 from train.rundir import RunDir
 from train.selfplay import make_agent
 

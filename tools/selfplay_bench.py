@@ -1,6 +1,6 @@
 """Self-play throughput: ``python -m tools.selfplay_bench [train.loop options]``.
 
-Self-play (train.pool.GamePool, as the self-play stage runs it, no files written) with a random
+Self-play (train.games.pool.GamePool, as the self-play stage runs it, no files written) with a random
 net of the configuration's size, against the bare forward pass at the same batch
 (``tools.bench.raw_benchmark``).  Prints a table and a JSON line; figures measured on this
 project's machine are in README.md (Benchmarks).
@@ -22,7 +22,7 @@ from tools.bench import raw_benchmark
 from engine.nets.network import GoNet, NetConfig
 from engine.nets.precision import resolve
 from train.config import RunConfig, add_arguments, from_namespace, stage_threads
-from train.pool import Agent, GamePool, GameSpec, PoolStats, Slot
+from train.games.pool import Agent, GamePool, GameSpec, PoolStats, Slot
 from train.selfplay import play_settings
 
 

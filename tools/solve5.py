@@ -9,7 +9,7 @@ plays the game perfectly therefore
 3. at komi 25.5, the same self-play ends in a White win;
 4. as Black at komi 24.5, never loses to a random player.
 
-Every game is played by the project's game runner (:class:`train.pool.GamePool`): the net as a
+Every game is played by the project's game runner (:class:`train.games.pool.GamePool`): the net as a
 batched agent, the random player as a turn agent.  Prints one line per check and a JSON line
 last; exit status 0 when every check passes.
 """
@@ -26,7 +26,7 @@ from engine import coords
 from engine.core import BLACK, Game, Rules, SearchParams
 from engine.nets.evaluator import TorchEvaluator
 from engine.nets.weights import load_any
-from train.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings
+from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings
 
 MOVE_CAP = 75                   # 3 * N * N
 

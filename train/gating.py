@@ -44,7 +44,7 @@ one-at-a-time match would have counted, whatever the speeds and whoever died.
   whatever its length (``waived``), so the rule costs at most that many games per lost game.  Only numbers below ``max_games`` are handed out (the rule
   always decides within them), and games still running at the decision are abandoned.
 
-**Workers** (:class:`GateMatch`): threads, each with its own :class:`train.pool.GamePool` that
+**Workers** (:class:`GateMatch`): threads, each with its own :class:`train.games.pool.GamePool` that
 holds both networks, so one step makes one forward pass per network over all its games (the C
 core and torch release the GIL).  Colours alternate with the start order (even games: candidate
 Black), searches have no Dirichlet noise, the first ``gate_temperature_moves`` plies are sampled
@@ -76,8 +76,8 @@ import torch
 
 from engine.core import BLACK, WHITE, Rules
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
-from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
-from train.records import write_sgf
+from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
+from train.games.records import write_sgf
 from train.rundir import RunDir
 from train.selfplay import make_agent
 from train.match.stats import SprtResult, elo_difference, sprt

@@ -6,7 +6,7 @@ probability proportional to its number of training positions, then one of them u
 
 :func:`make_batch` turns samples into a training batch: each sampled game is replayed ONCE through
 the C core up to its last sampled move, writing the input planes of the sampled positions (planes
-are never stored, see :mod:`train.records`), then a random board symmetry per position
+are never stored, see :mod:`train.games.records`), then a random board symmetry per position
 (:mod:`engine.nets.symmetry`) is applied consistently to the planes, the policy target and the
 ownership target (value and score do not depend on the symmetry).
 
@@ -33,7 +33,7 @@ import torch
 import torch.utils.data
 
 from engine.nets import symmetry
-from train.records import GameRecord, positions, read_npz
+from train.games.records import GameRecord, positions, read_npz
 from train.rundir import GameName, RunDir
 
 
@@ -157,7 +157,7 @@ def augment(planes: np.ndarray, policy: np.ndarray, ownership: np.ndarray,
 def make_batch(window: ReplayWindow, batch: int, feature_set: str, rng: np.random.Generator,
                augment_symmetries: bool = True) -> dict[str, np.ndarray]:
     """A training batch of ``batch`` positions: planes, policy, value, ownership, score,
-    aux_weight (float32 numpy arrays, see :class:`train.records.Positions`)."""
+    aux_weight (float32 numpy arrays, see :class:`train.games.records.Positions`)."""
     groups = window.sample(batch, rng)
     parts = [positions(rec, idx, feature_set) for rec, idx in groups]
     out = {k: np.concatenate([getattr(p, k) for p in parts])

@@ -18,7 +18,7 @@ through this directory, so any of them can be killed at any moment and restarted
         best.json          --mode agz: the model self-play uses (the last promoted; written by the
                            gate, atomically; absent = model-0000000)
       games/
-        g00000042-w00.npz  training record of self-play game 42 of worker 0 (train.records)
+        g00000042-w00.npz  training record of self-play game 42 of worker 0 (train.games.records)
       sgf/
         g00000042-w00.sgf  the same game as SGF
       gating/

@@ -1,4 +1,4 @@
-"""The self-play stage: many games at once through :class:`train.pool.GamePool`, every finished
+"""The self-play stage: many games at once through :class:`train.games.pool.GamePool`, every finished
 game written to the run directory (SGF + training record), the latest checkpoint picked up as
 soon as the trainer writes it.
 
@@ -19,7 +19,7 @@ soon as the trainer writes it.
 
 - **Model**: the latest checkpoint (``--mode az``) or the current best (``agz``), polled every
   2 s; games in flight when it changes follow ``--on-new-model`` (discard / finish / switch, see
-  :meth:`train.pool.GamePool.apply_new_model`).
+  :meth:`train.games.pool.GamePool.apply_new_model`).
 - **Sync pipeline**: self-play plays while the phase (RUN_DIR/pipeline.json) is "selfplay" and the
   run holds fewer games than the phase's ``until_games``; otherwise it waits, games in flight
   paused, and counts the time (``wait_s``).
@@ -47,8 +47,8 @@ from engine.nets import weights
 from engine.core import BLACK, WHITE, Rules
 from engine.nets.loading import load_evaluator
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
-from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
-from train.records import GameRecord, read_npz, write_npz, write_sgf
+from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
+from train.games.records import GameRecord, read_npz, write_npz, write_sgf
 from train.rundir import GameName, RunDir
 
 

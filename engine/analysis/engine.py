@@ -10,7 +10,7 @@ The scheduler: each search thread (``--threads``) keeps up to ``--positions`` tu
 once, and every round makes, per network and board size, ONE forward pass over all of them:
 ``engine.core.collect_many`` gathers up to ``--batch`` leaves from all those trees in one C
 call, the evaluator runs once, ``backup_many`` hands the results back (the game pool's batching,
-:mod:`train.pool`, applied to analysis).  A turn stops at its ``maxVisits`` (exactly: its last
+:mod:`train.games.pool`, applied to analysis).  A turn stops at its ``maxVisits`` (exactly: its last
 round asks for the visits it lacks), its ``maxTime``, when a ``terminate`` action names it, or
 when its tree cannot grow; a new turn takes the freed place at the next round.  With one
 position at a time (``--positions 1``) the turns run strictly by priority.

@@ -22,7 +22,7 @@ from engine.nets import flops
 from engine.core import Rules
 from train.config import RunConfig
 from train.gating import GateMatch, GateRule, candidate_score, gate_settings
-from train.pool import GamePool
+from train.games.pool import GamePool
 from train.rundir import RunDir, atomic_write
 from train.selfplay import SelfPlayWorker, make_agent
 from train.supervisor import Stage

@@ -26,7 +26,7 @@ run.  A new or replacement actor gets the current model's reference in its const
 
 **How games travel: as return values.**  The driver keeps one ``play`` call outstanding per actor
 (a time slice of ``--ray-slice`` seconds); each returns the finished games as
-:class:`train.records.GameRecord` objects, and the driver writes them, SGF then npz, atomically
+:class:`train.games.records.GameRecord` objects, and the driver writes them, SGF then npz, atomically
 through :mod:`train.rundir` (name ``g<seq>-w<slot>``), plus the actor's metrics record.  The
 driver also hands out the game quota each call may start (game budget, sync pipeline's
 ``until_games``), counting games in flight, so budgets are exact as in a local run.  In the sync
@@ -58,7 +58,7 @@ from typing import Any
 from train.config import RunConfig
 from train.gating import gate_candidate, next_candidate
 from train.cluster.actors import ModelMsg, SelfPlayActor, StageActor
-from train.records import write_npz, write_sgf
+from train.games.records import write_npz, write_sgf
 from train.report import format_summary
 from train.rundir import GameName, MetricsTail, RunDir
 from train.supervisor import Budget, Progress, SyncPipeline, finish_run, stages_for

@@ -1,2 +1,2 @@
-"""Matches between engines and their ratings: GTP clients and agents, in-process nets, schedules, referee, Elo/SPRT, the ladder.
-May import engine/ and train's game runner and run directory (pool, records, rundir, report, usage); gating reads its stats."""
+"""Matches between engines and their ratings: GTP agents, in-process nets, schedules, referee, Elo/SPRT, the ladder.
+May import engine/, train.games (the game runner), train.rundir, train.report and train.usage; train.gating reads its stats."""

@@ -7,7 +7,7 @@ Two engines::
         --rules chinese --sgf-dir matches/gnugo --parallel 2 --sprt 0,35
 
 Our own nets play in this process (``inproc:PATH[:visits=N,device=D,name=X]``,
-see ``--help``), batched through the one game runner, ``train.pool.GamePool``::
+see ``--help``), batched through the one game runner, ``train.games.pool.GamePool``::
 
     python -m train.match --black inproc:runs/9x9/models/model-0002000.pt \\
         --white inproc:runs/9x9/models/model-0001000.pt --visits 200 \\
@@ -39,7 +39,7 @@ import torch
 from engine import coords
 from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS
-from train.match.gtp_client import EngineError, GTPClient, GTPError
+from train.games.gtp_client import EngineError, GTPClient, GTPError
 from train.match.inproc import DEFAULT_INPROC_VISITS
 from train.match.config import EngineSpec, GameSettings, MatchConfig
 from train.match.report import format_summary
@@ -75,7 +75,7 @@ _EPILOG = """engines:
   checkpoint plays as its model id (model-0001000).  Options may also be
   separated by ':' (inproc:a.pt:visits=200:name=a200).
 
-  All games run in one game pool (train.pool.GamePool), --parallel games at
+  All games run in one game pool (train.games.pool.GamePool), --parallel games at
   once: in-process engines batch their searches into one network forward pass
   per net per step over every game; each GTP engine runs one process per
   game in flight and is polled while the others search.  With --move-time,

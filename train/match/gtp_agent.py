@@ -1,9 +1,9 @@
-"""A GTP program as a turn agent of :class:`train.pool.GamePool`.
+"""A GTP program as a turn agent of :class:`train.games.pool.GamePool`.
 
 The pool sends the set-up and the opponent's moves (``new_game``, ``play``: short commands,
 answered at once) and asks for a move with ``start_genmove``, which only writes the command;
 each pool step then calls ``poll_genmove``, which reads what the engine has answered so far
-without waiting (``train.match.gtp_client.PendingReply``).  So a slow engine never holds up the
+without waiting (``train.games.gtp_client.PendingReply``).  So a slow engine never holds up the
 other games' batched searches.  Failures surface as the GTP client's exceptions, which the pool
 turns into forfeits: ``EngineTimeout`` (lost on time), ``EngineDied`` (crash), ``GTPError``
 (refused a command), ``ValueError`` (an unreadable move: illegal).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from engine import coords
-from train.match.gtp_client import GTPClient, GTPError, PendingReply
+from train.games.gtp_client import GTPClient, GTPError, PendingReply
 from train.match.referee import gtp_color, send_rules
 
 

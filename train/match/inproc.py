@@ -1,6 +1,6 @@
 """Our own nets as match engines, evaluated in this process: the ``inproc:PATH[:OPTIONS]`` engine
 spec of ``python -m train.match`` and the networks behind it, each loaded once and shared by every
-game of the match (in a :class:`train.pool.GamePool`, one forward pass per net per step).
+game of the match (in a :class:`train.games.pool.GamePool`, one forward pass per net per step).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Engines judge dead stones where a Tromp-Taylor count cannot; give the referee an area-scoring
 configuration (GNU Go: ``gnugo --mode gtp --chinese-rules``).  :func:`count_record` applies a
-referee to a finished game's record (:class:`train.records.GameRecord`).
+referee to a finished game's record (:class:`train.games.records.GameRecord`).
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from typing import Protocol
 from engine import coords
 from engine.core import BLACK, WHITE, Game
 from engine.rules import KGS_NAMES
-from train.match.gtp_client import EngineError, GTPClient, GTPError
-from train.records import GameRecord
+from train.games.gtp_client import EngineError, GTPClient, GTPError
+from train.games.records import GameRecord
 
 _SCORE = re.compile(r"^([BW])\+(\d+(?:\.\d*)?)$", re.IGNORECASE)
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.core import BLACK, WHITE
 from train.match.config import MatchConfig, ScheduledGame
-from train.records import GameRecord
+from train.games.records import GameRecord
 from train.match.stats import bradley_terry, elo_difference, sprt
 
 

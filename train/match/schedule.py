@@ -1,8 +1,8 @@
-"""Matches as games of one :class:`train.pool.GamePool`: ``run_match(config)``.
+"""Matches as games of one :class:`train.games.pool.GamePool`: ``run_match(config)``.
 
-Every game of a match (or a round robin, or a ladder rung) is a :class:`train.pool.GameSpec`:
+Every game of a match (or a round robin, or a ladder rung) is a :class:`train.games.pool.GameSpec`:
 board, rules, fixed handicap, a random opening shared by both games of a colour-swapped pair,
-and per colour the player and its :class:`train.pool.MoveLimit`.  Our nets in this process
+and per colour the player and its :class:`train.games.pool.MoveLimit`.  Our nets in this process
 (``inproc:``) are batched agents shared by every game, so all their searches batch into one
 forward pass per net per step; each GTP engine is a turn agent (:class:`train.match.gtp_agent.GTPAgent`),
 one process per pool slot, polled while the other games search.  ``--parallel`` is the number
@@ -29,12 +29,12 @@ from engine import coords
 from engine.core import BLACK, WHITE, Game, SearchParams
 from engine.fileio import atomic_write
 from train.match.gtp_agent import GTPAgent
-from train.match.gtp_client import GTPClient, GTPError
+from train.games.gtp_client import GTPClient, GTPError
 from train.match.inproc import InProcessNets
 from train.match.config import EngineSpec, GameSettings, MatchConfig, ScheduledGame
 from train.match.report import game_entry, pair_summary, score_line, summarize
-from train.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings, Player, Slot
-from train.records import GameRecord, write_sgf
+from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings, Player, Slot
+from train.games.records import GameRecord, write_sgf
 from train.match.referee import GTPReferee, Referee, count_record
 
 def random_opening(settings: GameSettings, moves: int, rng: random.Random) -> list[int]:

@@ -54,9 +54,9 @@ from engine.nets import flops
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_many, collect_many, feature_planes, other
 from engine.play.movepolicy import should_resign
 from engine.play.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
-from train.gamespec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
-from train.match.gtp_client import EngineDied, EngineTimeout, GTPError
-from train.records import MoveInfo
+from train.games.spec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
+from train.games.gtp_client import EngineDied, EngineTimeout, GTPError
+from train.games.records import MoveInfo
 
 __all__ = ["Agent", "FinishedGame", "GamePool", "GameSpec", "MoveLimit", "PlaySettings", "Player", "PoolStats",
            "Slot", "TurnAgent", "NEW_MODEL_POLICIES"]

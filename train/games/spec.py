@@ -1,8 +1,8 @@
-"""What a game of :class:`train.pool.GamePool` is made of: the players (an :class:`Agent`, a net
+"""What a game of :class:`train.games.pool.GamePool` is made of: the players (an :class:`Agent`, a net
 searched in this process, or a :class:`TurnAgent`, polled one move at a time), how long each may
 think (:class:`MoveLimit`), how moves are searched and chosen (:class:`PlaySettings`), the game
 itself (:class:`GameSpec`: board, rules, set-up, players) and how it ended (:class:`FinishedGame`,
-whose :meth:`FinishedGame.record` is the one :class:`train.records.GameRecord`).
+whose :meth:`FinishedGame.record` is the one :class:`train.games.records.GameRecord`).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Protocol, Sequence, Union
 from engine.coords import fixed_handicap
 from engine.core import BLACK, WHITE, Game, Rules, SearchParams
 from engine.play.settings import PlaySettings
-from train.records import GameRecord, MoveInfo, build_record
+from train.games.records import GameRecord, MoveInfo, build_record
 
 @dataclass
 class Agent:
@@ -99,7 +99,7 @@ class FinishedGame:
     spec: GameSpec
     game: Game
     moves: list[MoveInfo]
-    reason: str                         # one of train.records.ENDINGS, or "abandoned"
+    reason: str                         # one of train.games.records.ENDINGS, or "abandoned"
     winner: int                         # BLACK, WHITE, 0 = draw or abandoned
     started: float
     finished: float
