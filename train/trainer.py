@@ -28,6 +28,9 @@ generation's candidate) and reports ``phase_done`` in the metrics; otherwise it 
 With ``--no-keep-old-games`` the window samples only games whose last move the current self-play
 model chose (see :meth:`train.replay.ReplayWindow.set_model_filter`).
 
+Data-parallel (``--train-devices N``): this process is rank 0 of N DistributedDataParallel
+processes that share each step's batch (:mod:`train.ddp`); it alone decides and checkpoints.
+
 Stage process: ``python -m train.trainer --run-dir DIR`` (started by ``train.loop``).
 """
 from __future__ import annotations
