@@ -24,8 +24,11 @@ all 16 positions) must NOT agree with the 2-process run to that tolerance: the t
 batch-norm semantics, and so a wrong shard or a missing gradient average, apart.
 """
 import json
+import signal
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -262,3 +265,54 @@ def test_bench_reports_both_process_counts(capsys):
     assert (one["processes"], two["processes"]) == (1, 2)
     assert one["samples_per_s"] > 0 and two["samples_per_s"] > 0 and two["allreduce_ms"] > 0
     assert one["allreduce_ms"] is None and one["speedup"] == 1.0
+
+
+def test_a_rank_that_cannot_start_is_reported_not_waited_for(tmp_path):
+    from train import ddp
+    spec = {"run_dir": str(tmp_path), "model_path": str(tmp_path / "missing.pt"), "step": 0,
+            "settings": settings(), "device": "cpu", "threads": 1, "config": RunConfig().to_dict(),
+            "loader_seed": 0, "parent_pid": os.getpid()}
+    with pytest.raises(RuntimeError, match=r"(?s)a data-parallel rank failed to start.*missing.pt: no such weights file"):
+        ddp.Leader(2, torch.device("cpu"), spec, start_s=120.0)
+    assert not dist.is_initialized()
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in (stat.parent / "cmdline").read_bytes():
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the rank through /proc")
+def test_a_rank_killed_mid_run_fails_the_trainer_instead_of_hanging(tmp_path):
+    """kill -9 of rank 1 while training: rank 0's next collective fails, the trainer exits
+    non-zero and the loop stops with "stage failed"; the last checkpoint loads."""
+    root = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "train.loop", "--run-dir", str(root), "--budget", "100000g",
+                             "--train-devices", "2", *TINY], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    rd = RunDir(root)
+    try:
+        for _ in range(600):                          # up to 120 s for training to begin
+            if rd.models.is_dir() and len(rd.list_models()) >= 3 and rd.read_metrics("trainer"):
+                break
+            time.sleep(0.2)
+        trainer = [r["pid"] for r in rd.read_metrics("trainer")] or [None]
+        followers = _children(trainer[-1]) if trainer[-1] else []
+        assert len(followers) == 1, "the trainer's rank 1 was not found"
+        os.kill(followers[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1 and "stage failed: trainer (exit 1)" in err, err
+    assert "a data-parallel rank failed" in rd.log_path("trainer").read_text()
+    step, path = rd.list_models()[-1]
+    assert weights.load(path)[1]["step"] == step

@@ -46,6 +46,7 @@ from typing import Any, Callable
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from torch.multiprocessing.spawn import ProcessException
 from torch.nn.parallel import DistributedDataParallel
 
 from engine import weights
@@ -177,10 +178,13 @@ class Leader:
         keys = [f"ready{r}" for r in range(1, self.world)]
         deadline = time.monotonic() + start_s
         while not self.store.check(keys):
-            if self.ctx.join(timeout=0.2):           # raises with the follower's traceback if one failed
-                raise RuntimeError("trainer: the data-parallel ranks exited before training began")
+            try:
+                if self.ctx.join(timeout=0.2):
+                    raise RuntimeError("the data-parallel ranks exited before training began")
+            except ProcessException as exc:          # it carries the follower's traceback
+                raise RuntimeError(f"a data-parallel rank failed to start: {exc}") from None
             if time.monotonic() > deadline:
-                raise RuntimeError(f"trainer: the data-parallel ranks did not start within {start_s:.0f} s")
+                raise RuntimeError(f"the data-parallel ranks did not start within {start_s:.0f} s")
 
     def tell(self, action: int, step: int, games: int = 0) -> None:
         self._msg.copy_(torch.tensor([action, step, games], dtype=torch.int64))
