@@ -10,18 +10,18 @@ ownership and score sums by the global ``aux_weight`` sum, so the average equals
 of the single process's loss, but for batch norm:
 
 Each rank's batch norm normalises over its own half (``SyncBatchNorm`` in torch 2.13 raises
-"SyncBatchNorm expected input tensor to be on GPU" for CPU tensors, and the trainer does not
-use it on GPUs either), so the 1-process reference runs the same net with "ghost batches":
-the forward pass goes through :class:`GhostBatches`, which evaluates the two halves
-separately (each with its own batch statistics) and concatenates the outputs, and updates the
-running statistics from the first half only, as DDP's rank 0 does (its buffers are broadcast to
-the other rank before every forward pass, and they are what rank 0 saves).  With that, every
-tensor of the state dict, parameters and running statistics alike, must agree within
-:data:`ATOL`.  Measured: bitwise equal; each half is computed by the same kernels in both
-runs, the rescalings between a rank's mean and the global one are by powers of two (exact),
-and a sum of two terms does not depend on its order.  The plain 1-process trainer (batch norm over
-all 16 positions) must NOT agree with the 2-process run to that tolerance: the test can tell
-batch-norm semantics, and so a wrong shard or a missing gradient average, apart.
+"SyncBatchNorm expected input tensor to be on GPU" for CPU tensors, checked below, and the
+trainer does not use it on GPUs either), so the 1-process reference runs the same net with
+"ghost batches": the forward pass goes through :class:`GhostBatches`, which evaluates the two
+halves separately (each with its own batch statistics) and concatenates the outputs, and
+updates the running statistics from the first half only, as DDP's rank 0 does (its buffers
+are broadcast to the other rank before every forward pass, and they are what rank 0 saves).
+With that, every tensor of the state dict, parameters and running statistics alike, must agree
+within :data:`ATOL`.  Measured: bitwise equal; each half is computed by the same kernels in
+both runs, the rescalings between a rank's mean and the global one are by powers of two
+(exact), and a sum of two terms does not depend on its order.  The plain 1-process trainer
+(batch norm over all 16 positions) must NOT agree with the 2-process run (it differs by about
+0.1): the comparison can fail, and tells batch-norm semantics apart.
 """
 import json
 import signal
@@ -316,3 +316,17 @@ def test_a_rank_killed_mid_run_fails_the_trainer_instead_of_hanging(tmp_path):
     assert "a data-parallel rank failed" in rd.log_path("trainer").read_text()
     step, path = rd.list_models()[-1]
     assert weights.load(path)[1]["step"] == step
+
+
+def test_sync_batch_norm_needs_a_gpu_in_this_torch():
+    """Why each rank's batch norm uses its own share (module docstring): torch's SyncBatchNorm
+    refuses CPU tensors.  If a torch version accepts them, this fails and the choice is open."""
+    from train import ddp
+    store = ddp.make_store(1)
+    ddp.init_group(0, 1, store, torch.device("cpu"))
+    try:
+        bn = torch.nn.SyncBatchNorm(4).train()
+        with pytest.raises(ValueError, match="SyncBatchNorm expected input tensor to be on GPU"):
+            bn(torch.randn(2, 4, 3, 3))
+    finally:
+        dist.destroy_process_group()

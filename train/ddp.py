@@ -18,21 +18,22 @@ Data.  Each rank keeps its own replay window following the run directory and sam
 positions (:meth:`train.replay.ReplayWindow.sample`), with its own random stream; a follower
 re-reads the directory when rank 0 reports more games on disk than it has seen.
 
-The step.  DDP averages the gradients over the ranks, so a step is the step one process would
-take on the N shares together, with two differences that are choices:
-
-- the ownership and score losses divide their masked sums by the global ``aux_weight`` sum
-  (one all-reduce per step), so resigned games weigh as they would in one process;
-- batch norm normalises over each rank's share (as in AlphaGo Zero's and Leela Zero's
-  multi-GPU training), not over the global batch: ``SyncBatchNorm`` in torch 2.13 runs on GPUs
-  only, and on GPUs it would add two collectives per batch-norm layer.  The running statistics
-  are rank 0's (DDP broadcasts them at each forward pass), so the checkpoint is rank 0's model.
+The step.  DDP averages the gradients over the ranks, and the ownership and score losses divide
+their masked sums by the global ``aux_weight`` sum (one all-reduce per step), so the average is
+the gradient one process would compute on the N shares together (resigned games weigh the
+same), except for batch norm, which normalises over each rank's share, not over the global
+batch (the usual data-parallel practice: ``SyncBatchNorm`` in torch 2.13 runs on GPUs only, and
+there it would add two collectives per batch-norm layer).  The running statistics are rank 0's
+(DDP sends them to every rank before each forward pass), so the checkpoint is rank 0's model.
+``tests/test_ddp.py`` shows the equivalence: 2 ranks give bitwise the weights of one process
+that computes the two halves of each batch as separate batch-norm batches.
 
 The losses reported are the mean over the ranks (one more small all-reduce), so every rank
 skips the same non-finite steps.  Rank 0 writes every checkpoint and the optimiser state; each
 rank restores the optimiser state from that same file at start (DDP aligns the weights, not
 the momentum), and the ranks check that they agree.  Followers write ``trainer-rank`` metrics
-records so that their CPU time and FLOPs count in the run's usage.
+records so that their CPU time and FLOPs count in the run's usage; rank 0's ``trainer`` records
+count global samples, and their ``loader_positions_per_s`` is rank 0's loader times N.
 """
 from __future__ import annotations
 
