@@ -136,6 +136,10 @@ class RunConfig:
                                   "bf16 autocast or fp32, whichever is faster there, measured once and "
                                   "cached), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
+    train_devices: int = _opt(1, "data-parallel trainer processes (torch DistributedDataParallel: gloo "
+                                 "on CPUs, NCCL with one GPU each from --train-device's index up); "
+                                 "each samples its share of --train-batch from its shard of the "
+                                 "replay window; rank 0 writes the checkpoints")
     # gating (--mode agz)
     gate_threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
     gate_games: int = _opt(400, "most gating games counted per candidate")
@@ -206,6 +210,11 @@ class RunConfig:
             raise ValueError("--gate-threshold must be in (0, 1]")
         if not self.gate_elo0 < self.gate_elo1 or not (0 < self.gate_alpha < 1 and 0 < self.gate_beta < 1):
             raise ValueError("gating SPRT needs elo0 < elo1 and alpha, beta in (0, 1)")
+        if self.train_devices < 1:
+            raise ValueError("--train-devices must be positive")
+        if self.train_batch % self.train_devices:
+            raise ValueError(f"--train-batch {self.train_batch} must be a multiple of --train-devices "
+                             f"{self.train_devices} (each process trains on an equal share)")
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
         parse_lr_drops(self.lr_drops)

@@ -28,6 +28,9 @@ generation's candidate) and reports ``phase_done`` in the metrics; otherwise it 
 With ``--no-keep-old-games`` the window samples only games whose last move the current self-play
 model chose (see :meth:`train.replay.ReplayWindow.set_model_filter`).
 
+Data-parallel (``--train-devices N``): this process is rank 0 of N DistributedDataParallel
+processes that share each step's batch (:mod:`train.ddp`); it alone decides and checkpoints.
+
 Stage process: ``python -m train.trainer --run-dir DIR`` (started by ``train.loop``).
 """
 from __future__ import annotations
@@ -35,8 +38,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import dataclasses
 import io
 import math
+import os
 import queue
 import sys
 import time
@@ -74,13 +79,15 @@ def lr_at(step: int, base: float, warmup: int = 0, drops: list[tuple[int, float]
 
 
 def compute_losses(out: Any, batch: dict[str, torch.Tensor], score_scale: float,
-                   weights_: dict[str, float]) -> dict[str, torch.Tensor]:
-    """The four losses and their weighted sum ("loss") for a batch of net outputs."""
+                   weights_: dict[str, float], aux_total: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """The four losses and their weighted sum ("loss") for a batch of net outputs.
+    ``aux_total``: the divisor of the masked ownership and score sums (default: this batch's
+    ``aux_weight`` sum, at least 1; data-parallel ranks pass the global one, see :mod:`train.ddp`)."""
     logp = F.log_softmax(out.policy.float(), dim=1)
     policy = -(batch["policy"] * logp).sum(dim=1).mean()
     value = F.mse_loss(out.value.float(), batch["value"])
     w = batch["aux_weight"]
-    wsum = w.sum().clamp_min(1.0)
+    wsum = w.sum().clamp_min(1.0) if aux_total is None else aux_total
     own = (((out.ownership.float() - batch["ownership"]) ** 2).mean(dim=1) * w).sum() / wsum
     score = (F.huber_loss(out.score.float() / score_scale, batch["score"] / score_scale,
                           reduction="none", delta=1.0) * w).sum() / wsum
@@ -220,6 +227,7 @@ class Trainer:
                  step: int = 0):
         self.device = resolve_device(device)
         self.model = model.to(self.device).train()
+        self.net: torch.nn.Module = self.model      # what the forward pass runs (train.ddp wraps it)
         self.settings = settings
         self.step = int(step)
         self.skipped_steps = 0          # batches not applied: non-finite loss or gradients
@@ -261,15 +269,16 @@ class Trainer:
         lr = self.lr
         for group in self.optimizer.param_groups:
             group["lr"] = lr
+        aux_total = self._aux_total(t["aux_weight"])
         with self._autocast():
-            out = self.model(t["planes"])
+            out = self.net(t["planes"])
         planes = t["planes"]          # the step's computation counts, applied or skipped
         flops.COUNTER.add(planes.shape[0] * (flops.train_flops(self.model, planes.shape[-1]) or 0.0))
         losses = compute_losses(out, t, self.score_scale,
                                 {"value": self.settings.value_weight, "ownership": self.settings.ownership_weight,
-                                 "score": self.settings.score_weight})
+                                 "score": self.settings.score_weight}, aux_total)
         self.optimizer.zero_grad(set_to_none=True)
-        result = {k: float(v.detach()) for k, v in losses.items()}
+        result = self._reduce(losses)
         if not math.isfinite(result["loss"]):
             # A batch with a non-finite loss (a corrupt record, an overflow) is not applied: the
             # weights stay as they were, and the caller reports the skipped step.
@@ -289,6 +298,15 @@ class Trainer:
             self.optimizer.step()
         self.step += 1
         return result
+
+    def _aux_total(self, aux_weight: torch.Tensor) -> torch.Tensor | None:
+        """The divisor of the ownership and score sums (None: this batch's own)."""
+        return None
+
+    def _reduce(self, losses: dict[str, torch.Tensor]) -> dict[str, float]:
+        """The step's losses as floats (data-parallel ranks: the mean over the ranks, so every
+        rank sees the same values and skips the same steps)."""
+        return {k: float(v.detach()) for k, v in losses.items()}
 
     # -- checkpoints ------------------------------------------------------------------------
     def save(self, run_dir: RunDir, parent: str | None, board_sizes: list[int]) -> str:
@@ -344,17 +362,27 @@ def allowed_steps(cfg: RunConfig, games: int, mean_positions: float) -> int:
     return int(cfg.steps_per_game * games)
 
 
-def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = None) -> int:
+def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = None,
+        train_devices: int | None = None) -> int:
     """The trainer stage: follows the run directory until stopped.  Returns an exit status.
 
     SIGTERM/SIGINT: checkpoint and exit.  SIGUSR1: do the steps self-play has paid for, then
-    checkpoint and exit (the loop sends it when self-play has finished its game budget)."""
+    checkpoint and exit (the loop sends it when self-play has finished its game budget).
+    ``train_devices`` (default: the run's ``--train-devices``) > 1: this process is rank 0 of a
+    data-parallel group (:mod:`train.ddp`) and starts the other ranks."""
     die_with_parent(parent_pid)
     stop = StopFlag(parent_pid)
     rd = RunDir(run_dir)
     cfg = RunConfig.from_dict(rd.read_config())
+    if train_devices is not None:
+        try:
+            cfg = dataclasses.replace(cfg, train_devices=train_devices).check()
+        except ValueError as exc:
+            print(f"trainer: {exc}", file=sys.stderr)
+            return 2
+    world = cfg.train_devices
     pin_stage(cfg, "train")
-    torch.set_num_threads(stage_threads(cfg, "train"))
+    torch.set_num_threads(max(1, stage_threads(cfg, "train") // world))   # shared by the ranks
     torch.manual_seed(cfg.seed * 7919 + 17)
     # The newest checkpoint that loads: a corrupt one is renamed *.corrupt, with a line saying so.
     latest = rd.latest_valid_model(weights.load, lambda text: print(f"trainer: {text}", file=sys.stderr,
@@ -365,17 +393,33 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     step, path, (model, meta) = latest
     settings = TrainSettings.from_config(cfg)
     device = resolve_device(stage_device(cfg, "train"))
-    settings.amp = choose_train_amp(model, device, cfg.board_size, cfg.train_batch, settings.amp,
+    settings.amp = choose_train_amp(model, device, cfg.board_size, cfg.train_batch // world, settings.amp,
                                     log=lambda text: print(text, flush=True))
-    trainer = Trainer(model, settings, device, step=step)
+    group = None
+    if world > 1:
+        from train import ddp
+        try:
+            device = ddp.rank_device(device, 0, world)
+            group = ddp.Leader(world, device, {
+                "run_dir": str(rd.root), "model_path": str(path), "step": step, "settings": settings,
+                "device": str(device), "threads": torch.get_num_threads(), "config": cfg.to_dict(),
+                "loader_seed": cfg.seed * 1000 + step, "parent_pid": os.getpid()})
+        except (ValueError, RuntimeError) as exc:
+            print(f"trainer: {exc}", file=sys.stderr, flush=True)
+            return 2
+        trainer: Trainer = ddp.DDPTrainer(model, settings, device, step=step)
+    else:
+        trainer = Trainer(model, settings, device, step=step)
     resumed = trainer.load_state(rd)
     print(f"trainer: from {path.name} (step {step}), optimiser state {'restored' if resumed else 'fresh'}, "
-          f"device {trainer.device}", flush=True)
+          f"device {trainer.device}" + (f", {world} data-parallel ranks ({ddp.backend_for(device)})"
+                                        if group is not None else ""), flush=True)
     parent = path.name
     window = ReplayWindow(rd, cfg.window, cfg.board_size)
     follow = None if cfg.keep_old_games else cfg.mode
-    loader = BatchLoader(window, cfg.train_batch, model.feature_set, seed=cfg.seed * 1000 + step,
-                         workers=cfg.loader_workers, follow_mode=follow)
+    loader = BatchLoader(window, cfg.train_batch // world, model.feature_set, seed=cfg.seed * 1000 + step,
+                         workers=cfg.loader_workers, follow_mode=follow,
+                         shard=(0, world) if world > 1 else None)
     saved_step = step
     skipped_in_a_row = 0
     sums = {k: 0.0 for k in LOSS_NAMES}
@@ -395,9 +439,11 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                                "games": window.games_on_disk,
                                "samples_per_s": count * cfg.train_batch / wall,
                                "train_samples_per_s": count * cfg.train_batch / t_train if t_train > 0 else 0.0,
-                               "loader_positions_per_s": loader.positions_per_s,
+                               "loader_positions_per_s": loader.positions_per_s * world,   # rank 0's x N
                                "waiting_share": waited / wall, "window_filtered_out": window.filtered_out,
                                "skipped_steps": trainer.skipped_steps}
+        if world > 1:
+            rec["train_devices"] = world
         if count:
             rec.update({k: sums[k] / count for k in LOSS_NAMES})
         if final:
@@ -424,6 +470,8 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                 gen = phase.get("generation")
                 if phase.get("phase") != "train" or gen in done_generations:
                     time.sleep(0.05)            # sync pipeline: not our phase
+                    if group is not None:
+                        group.idle(trainer.step, window.games_on_disk)
                     waited += time.time() - now
                     if time.time() - last_metrics >= cfg.metrics_every:
                         log()
@@ -458,6 +506,8 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                 if stop.drain or (max_steps is not None and trainer.step >= max_steps):
                     break
                 time.sleep(0.2)
+                if group is not None:
+                    group.idle(trainer.step, window.games_on_disk)
                 waited += time.time() - now
                 last_refresh = 0.0
             else:
@@ -465,6 +515,8 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                     batch = loader.next(timeout=1.0)
                 except queue.Empty:     # the loader is still making its first batch
                     continue
+                if group is not None:       # the other ranks take this step with rank 0
+                    group.tell(ddp.TRAIN, trainer.step, window.games_on_disk)
                 t0 = time.perf_counter()
                 losses = trainer.train_step(batch)
                 t_train += time.perf_counter() - t0
@@ -489,6 +541,8 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
                 log()
     finally:
         loader.close()
+        if group is not None:
+            group.close(trainer.step)
     if trainer.step != saved_step:
         trainer.save(rd, parent, board_sizes)
     log(final=True)
@@ -503,8 +557,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-dir", required=True)
     ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
     ap.add_argument("--max-steps", type=int, default=None, help="stop at this training step")
+    ap.add_argument("--train-devices", type=int, default=None,
+                    help="data-parallel processes (default: the run's --train-devices; see train/ddp.py)")
     a = ap.parse_args(argv)
-    return run(a.run_dir, a.parent_pid, a.max_steps)
+    return run(a.run_dir, a.parent_pid, a.max_steps, a.train_devices)
 
 
 if __name__ == "__main__":
