@@ -12,7 +12,7 @@ from engine.evaluator import TorchEvaluator
 from engine.network import GoNet, NetConfig
 from engine.precision import TOLERANCE, output_diff
 from train.pool import Agent, GamePool, GameSpec, PlaySettings
-from train.trainer import Trainer, TrainSettings
+from train.trainstep import Trainer, TrainSettings
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device (torch.cuda.is_available() is False)")

@@ -44,7 +44,7 @@ from train.config import RunConfig
 from train.records import MoveInfo, build_record, write_npz
 from train.replay import BatchLoader, ReplayWindow, make_batch, shard_range
 from train.rundir import GameName, RunDir
-from train.trainer import Trainer, TrainSettings
+from train.trainstep import Trainer, TrainSettings
 
 REPO = Path(__file__).resolve().parents[1]
 SIZE = 5

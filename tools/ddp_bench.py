@@ -3,7 +3,7 @@
 
 Every row trains the same net at the same global batch: N processes (spawned, ``--threads``
 torch threads each), rank r taking its ``batch / N`` rows of each global batch, through the
-trainer's own step (:class:`train.trainer.Trainer` for one process, :class:`train.ddp.DDPTrainer`
+trainer's own step (:class:`train.trainstep.Trainer` for one process, :class:`train.ddp.DDPTrainer`
 with gloo or NCCL for more).  Batches are random legal positions with random targets, made
 before the clock starts: the figure is the training step alone, as the trainer's
 ``train_samples_per_s``, not the replay loader.  For N > 1 it also times an all-reduce of a
@@ -49,7 +49,7 @@ def _rank(rank: int, spec: dict[str, Any], port: int | None, results: Any) -> No
     from engine import weights
     from engine.network import NetConfig
     from train import ddp
-    from train.trainer import Trainer, TrainSettings
+    from train.trainstep import Trainer, TrainSettings
     world, batch = spec["world"], spec["batch"]
     torch.set_num_threads(spec["threads"])
     device = ddp.rank_device(spec["device"], rank, world)

@@ -54,7 +54,7 @@ from engine import weights
 from train.config import RunConfig, die_with_parent
 from train.replay import BatchLoader, ReplayWindow
 from train.rundir import RunDir
-from train.trainer import Trainer, TrainSettings
+from train.trainstep import Trainer, TrainSettings
 
 WAIT, TRAIN, STOP = 0, 1, 2
 HEARTBEAT_S = 10.0                               # rank 0 tells the followers at least this often
@@ -106,7 +106,7 @@ def make_store(world: int, port: int | None = None) -> dist.TCPStore:
 
 
 class DDPTrainer(Trainer):
-    """A :class:`train.trainer.Trainer` whose forward and backward pass go through
+    """A :class:`train.trainstep.Trainer` whose forward and backward pass go through
     DistributedDataParallel (the process group must be initialised)."""
 
     def __init__(self, model: torch.nn.Module, settings: TrainSettings, device: str | torch.device,
