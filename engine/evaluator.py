@@ -26,7 +26,6 @@ import functools
 import hashlib
 import math
 import threading
-from collections import OrderedDict
 from typing import Any, NamedTuple, Protocol, Sequence
 
 import numpy as np
@@ -35,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine import flops, symmetry
+from engine.evalcache import EvalCache
 from engine.errors import NetworkOutputError
 from engine.network import GoNet, feature_planes_for
 
@@ -271,7 +271,7 @@ class TorchEvaluator:
         # our nets' forward passes count toward the process's FLOPs (engine.flops)
         self._net_config = model.config if isinstance(model, GoNet) else None
         self._rng = np.random.default_rng(seed)
-        self._cache: OrderedDict[tuple[int, int], tuple] = OrderedDict()
+        self._cache = EvalCache(max(1, self.cache_size))
         self._lock = threading.Lock()
 
     # -- forward passes -------------------------------------------------------------------
@@ -374,54 +374,37 @@ class TorchEvaluator:
         key_arr = np.asarray(keys, dtype=np.uint64).reshape(-1)
         if key_arr.shape[0] != b:
             raise ValueError(f"got {key_arr.shape[0]} keys for {b} positions")
-        cache_keys = [(int(k), n) for k in key_arr]
-
-        found: list[tuple | None] = [None] * b
-        first_miss: dict[tuple[int, int], int] = {}
-        miss_rows: list[int] = []
+        key_list = key_arr.tolist()
         with self._lock:
-            for i, ck in enumerate(cache_keys):
-                entry = self._cache.get(ck)
-                if entry is not None:
-                    self._cache.move_to_end(ck)
-                    found[i] = entry
-                    self.cache_hits += 1
-                elif ck in first_miss:
-                    self.cache_hits += 1  # a repeat within this batch: evaluated once
-                else:
-                    first_miss[ck] = len(miss_rows)
-                    miss_rows.append(i)
-                    self.cache_misses += 1
-
-        fresh = self._run(x[miss_rows]) if miss_rows else None
+            where, hit_rows = self._cache.lookup(key_list, n)
+            # the hits' outputs are copied out now: another thread's insert may reuse their rows
+            cached = self._cache.gather(n, hit_rows) if where.hits else None
+            self.cache_hits += len(where.hits) + len(where.repeats)
+            self.cache_misses += len(where.misses)
+        fresh = self._run(x[where.misses]) if where.misses else None
         if fresh is not None:
             with self._lock:
-                for j, i in enumerate(miss_rows):
-                    entry = (
-                        fresh.policy[j].copy(),
-                        float(fresh.value[j]),
-                        None if fresh.ownership is None else fresh.ownership[j].copy(),
-                        None if fresh.score is None else float(fresh.score[j]),
-                    )
-                    self._cache[cache_keys[i]] = entry
-                    self._cache.move_to_end(cache_keys[i])
-                    found[i] = entry
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-
-        entries: list[tuple] = []
-        for i in range(b):
-            entry = found[i]
-            if entry is None:  # a repeat of a key first missed earlier in this batch
-                entry = found[miss_rows[first_miss[cache_keys[i]]]]
-            entries.append(entry)  # type: ignore[arg-type]
-        has_aux = entries[0][2] is not None and entries[0][3] is not None  # a property of the model
-        return Evaluation(
-            policy=np.stack([e[0] for e in entries]).astype(np.float32, copy=False),
-            value=np.array([e[1] for e in entries], np.float32),
-            ownership=np.stack([e[2] for e in entries]).astype(np.float32, copy=False) if has_aux else None,
-            score=np.array([e[3] for e in entries], np.float32) if has_aux else None,
-        )
+                self._cache.insert([key_list[i] for i in where.misses], n, *fresh)
+        parts = [(where.hits, cached), (where.misses, fresh)]
+        model = cached if cached is not None else fresh
+        assert model is not None
+        has_aux = model[2] is not None and model[3] is not None  # a property of the model
+        out = Evaluation(np.empty((b, n * n + 1), np.float32), np.empty(b, np.float32),
+                         np.empty((b, n * n), np.float32) if has_aux else None,
+                         np.empty(b, np.float32) if has_aux else None)
+        for rows, src in parts:
+            if src is None or not rows:
+                continue
+            idx = np.asarray(rows, np.int64)
+            for dst, part in zip(out, src):
+                if dst is not None:
+                    dst[idx] = part
+        if where.repeats:
+            rep, of = np.asarray(where.repeats, np.int64), np.asarray(where.repeat_of, np.int64)
+            for dst in out:
+                if dst is not None:
+                    dst[rep] = dst[of]
+        return out
 
     def clear_cache(self) -> None:
         """Forget every cached evaluation (e.g. after swapping weights)."""

@@ -116,6 +116,8 @@ class Slot:
         self.leaves = 0                  # leaves this game has sent to evaluators
         self.search_leaves = 0           # ... for the move being searched now
         self._rng = np.random.default_rng(index)
+        self._searching: Search | None = None   # the tree of the search in progress (None: none)
+        self._seconds: float | None = None       # ... and its time limit
         self._spare: dict[tuple[int, str], list[Search]] = defaultdict(list)
         self._seed = 0
 
@@ -154,11 +156,13 @@ class Slot:
             return True
         if self.gumbel is not None:
             return self.gumbel.update()
-        if self.tree.visits >= self.target:
+        tree = self._searching if self._searching is not None else self.tree
+        visits = tree.visits
+        if visits >= self.target:
             return True
-        seconds = self.spec.limit(self.to_move).seconds if self.spec is not None else None
-        return (seconds is not None and self.tree.visits > 0
-                and time.monotonic() - self.turn_started >= seconds)
+        seconds = self._seconds if self._searching is not None else (
+            self.spec.limit(self.to_move).seconds if self.spec is not None else None)
+        return seconds is not None and visits > 0 and time.monotonic() - self.turn_started >= seconds
 
     # -- control ----------------------------------------------------------------------------
     def start(self, spec: GameSpec) -> None:
@@ -238,6 +242,7 @@ class Slot:
             self._spare[(tree.size, tree.feature_set)].append(tree)
 
     def _release_trees(self) -> None:
+        self._searching = None
         trees = list({id(t): t for t in self.trees.values()}.values())
         self.trees = {}
         for t in trees:
@@ -261,6 +266,8 @@ class Slot:
         params = dataclasses.replace(agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
                                      noise_alpha=s.noise_alpha, forced_playouts_k=forced)
         self.tree.set_params(params)
+        self._searching = self.tree
+        self._seconds = self.spec.limit(self.to_move).seconds
         if noise:
             self.tree.request_noise()
         if gumbel:
@@ -382,6 +389,7 @@ class GamePool:
             for slot in self.slots:
                 if slot.status == IDLE:
                     self._fill_slot(slot, finished)
+        searching: list[Slot] = []
         for slot in self.playing():
             refilled = False
             # Tree reuse can leave the next move's search already complete: play it at once.
@@ -393,6 +401,7 @@ class GamePool:
                 elif slot.search_done:
                     done = self._play_move(slot)
                 else:
+                    searching.append(slot)
                     break
                 if done is not None:
                     finished.append(done)
@@ -400,7 +409,7 @@ class GamePool:
                         refilled = True  # once per step: an agent failing every set-up cannot spin here
                         self._fill_slot(slot, finished)
         self.stats.move_seconds += time.perf_counter() - t0
-        searched = self._search_round()
+        searched = self._search_round(searching)
         if not searched and not finished and any(s.turn_based for s in self.playing()):
             time.sleep(0.001)           # only turn agents are thinking: do not spin the CPU
         self.stats.steps += 1
@@ -490,11 +499,12 @@ class GamePool:
                                 _blame(slot, color, f"illegal move {_vertex(move, game.size)} ({why})"))
         return self._after_play(slot, MoveInfo(color, int(move), agent.model_id, 0, 0.0, None, elapsed))
 
-    def _search_round(self) -> bool:
-        """One batched evaluation per (evaluator, size) group of searching slots; whether any."""
+    def _search_round(self, searching: list[Slot]) -> bool:
+        """One batched evaluation per (evaluator, size) group of the ``searching`` slots (those
+        whose search goes on, in slot order); whether any."""
         groups: dict[tuple[int, int], list[Slot]] = defaultdict(list)
-        for slot in self.slots:
-            if slot.status == PLAYING and not slot.turn_based and not slot.search_done:
+        for slot in searching:
+            if slot.status == PLAYING:      # a later slot's set-up cannot end it, but be sure
                 groups[(id(slot.agent.evaluator), slot.spec.size)].append(slot)  # type: ignore[union-attr]
         for (_, size), slots in groups.items():
             evaluator = slots[0].agent.evaluator  # type: ignore[union-attr]
@@ -504,7 +514,7 @@ class GamePool:
 
     def _evaluate_group(self, evaluator: Any, size: int, slots: list[Slot]) -> None:
         """One collect_many, one forward pass and one backup_many over ``slots``."""
-        trees = [s.tree for s in slots]
+        trees = [s._searching or s.tree for s in slots]
         per = max(1, min(self.max_leaves, self.batch // len(slots)))
         key = (id(evaluator), size)
         buf = self._buffers.get(key)
@@ -529,9 +539,9 @@ class GamePool:
         t3 = time.perf_counter()
         self.stats.search_seconds += (t1 - t0) + (t3 - t2)
         self.stats.net_seconds += t2 - t1
-        for slot, tree, b, c in zip(slots, trees, before, counts):
-            slot.leaves += int(c)
-            slot.search_leaves += int(c)
+        for slot, tree, b, c in zip(slots, trees, before, counts.tolist()):
+            slot.leaves += c
+            slot.search_leaves += c
             if c == 0 and tree.visits == b:
                 slot.stalled = True       # nothing to expand (e.g. every line ends the game)
 
@@ -576,6 +586,7 @@ class GamePool:
         game, spec = slot.game, slot.spec
         assert game is not None and spec is not None
         slot.moves.append(info)
+        slot._searching = None
         for t in {id(t): t for t in slot.trees.values()}.values():
             t.advance(info.point, info.color)
         self.stats.moves += 1
