@@ -661,8 +661,8 @@ def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray
     total = lib.search_collect_many(ptrs, n, per_search, ffi.from_buffer("float[]", planes),
                                     ffi.from_buffer("uint64_t[]", keys),
                                     ffi.from_buffer("int32_t[]", counts))
-    for s, c in zip(searches, counts):
-        s.pending = int(c)
+    for s, c in zip(searches, counts[:n].tolist()):
+        s._pending[0] = c
     return int(total)
 
 
@@ -682,7 +682,7 @@ def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarr
     if counts.ndim != 1 or counts.shape[0] < n or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError(f"counts must be integers [>= {n}], got {counts.dtype} {counts.shape}")
     counts = np.ascontiguousarray(counts[:n], dtype=np.int32)
-    pending = [s.pending for s in searches]
+    pending = [s._pending[0] for s in searches]
     if counts.tolist() != pending:
         raise ValueError(f"counts {counts.tolist()} do not match the pending leaves {pending}")
     total = int(counts.sum())
@@ -695,4 +695,4 @@ def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarr
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values)) != 0:
         raise RuntimeError("backup does not match the pending leaves")
     for s in searches:
-        s.pending = 0
+        s._pending[0] = 0

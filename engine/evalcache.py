@@ -1,6 +1,6 @@
 """The evaluator's LRU cache of network outputs, kept in arrays.
 
-Entries are keyed by (position key, board size).  The outputs of each board size live in
+Entries are keyed by (position key, board size), packed in one int: ``key << 6 | size``.  The outputs of each board size live in
 preallocated numpy arrays (grown by doubling up to the capacity), and an OrderedDict maps each
 key to its row, least recently used first.  So a batch is served with one gather per output
 rather than one small array per position, and a new entry is one row written, not four arrays
@@ -54,6 +54,11 @@ class _Store:
         return self.used - 1
 
 
+def _check_size(size: int) -> None:
+    if not 1 <= size < 64:
+        raise ValueError(f"board size {size} outside 1..63")
+
+
 def _grow(a: np.ndarray, rows: int) -> np.ndarray:
     out = np.zeros((rows,) + a.shape[1:], a.dtype)
     out[:a.shape[0]] = a
@@ -67,7 +72,7 @@ class EvalCache:
         if capacity < 1:
             raise ValueError("capacity must be >= 1")
         self.capacity = int(capacity)
-        self._rows: OrderedDict[tuple[int, int], int] = OrderedDict()
+        self._rows: OrderedDict[int, int] = OrderedDict()
         self._stores: dict[int, _Store] = {}
 
     def __len__(self) -> int:
@@ -81,6 +86,7 @@ class EvalCache:
         """Sorts a batch's ``keys`` into hits, misses and repeats (see :class:`Lookup`); the
         hits become the most recently used.  Also returns the cache rows of the hits, valid
         until the next :meth:`insert`."""
+        _check_size(size)
         rows = self._rows
         get, touch = rows.get, rows.move_to_end
         hits: list[int] = []
@@ -90,7 +96,7 @@ class EvalCache:
         repeat_of: list[int] = []
         first: dict[int, int] = {}
         for i, k in enumerate(keys):
-            ck = (k, size)
+            ck = k << 6 | size
             r = get(ck)
             if r is not None:
                 touch(ck)
@@ -119,11 +125,12 @@ class EvalCache:
                ownership: np.ndarray | None, score: np.ndarray | None) -> None:
         """Adds the outputs of ``keys`` (row i of each array for keys[i]), new keys only,
         evicting the least recently used entries beyond the capacity."""
+        _check_size(size)
         aux = ownership is not None and score is not None
         store = self._stores.get(size)
         if store is None or store.aux != aux:
             if store is not None:           # another model's outputs: forget that size
-                for ck in [ck for ck in self._rows if ck[1] == size]:
+                for ck in [ck for ck in self._rows if ck & 63 == size]:
                     del self._rows[ck]
             store = self._stores[size] = _Store(size, aux)
         rows = self._rows
@@ -131,11 +138,12 @@ class EvalCache:
         picked: list[int] = []
         targets: list[int] = []
         for i in range(start, len(keys)):
-            ck = (keys[i], size)
+            ck = keys[i] << 6 | size
             if ck in rows:
                 continue
             if len(rows) >= self.capacity:
-                (_, old_size), r = rows.popitem(last=False)
+                old, r = rows.popitem(last=False)
+                old_size = old & 63
                 if old_size != size:
                     self._stores[old_size].free.append(r)
                     r = store.take(self.capacity)

@@ -39,22 +39,27 @@ def _log(text: str) -> None:
 
 class NullNet(nn.Module):
     """A net that costs nothing: zero policy logits, value, ownership and score for any batch
-    (a parameter so that the evaluator can place it on a device)."""
+    (a parameter so that the evaluator can place it on a device).  With ``rate`` > 0 a forward
+    pass of B positions sleeps B / rate seconds, as a call waits for an accelerator that
+    evaluates ``rate`` positions a second (the GIL released meanwhile, as in a CUDA sync)."""
 
-    def __init__(self, feature_set: str, in_planes: int):
+    def __init__(self, feature_set: str, in_planes: int, rate: float = 0.0):
         super().__init__()
-        self.feature_set, self.in_planes = feature_set, in_planes
+        self.feature_set, self.in_planes, self.rate = feature_set, in_planes, float(rate)
         self.anchor = nn.Parameter(torch.zeros(1))
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         b, n = x.shape[0], x.shape[-1]
+        if self.rate > 0:
+            time.sleep(b / self.rate)
         return x.new_zeros(b, n * n + 1), x.new_zeros(b), x.new_zeros(b, n * n), x.new_zeros(b)
 
 
-def _model(cfg: RunConfig, null_net: bool) -> tuple[nn.Module, str]:
+def _model(cfg: RunConfig, null_net: bool, null_rate: float = 0.0) -> tuple[nn.Module, str]:
     """The net self-play runs: a null net, the --init-weights file, or a random net."""
     if null_net:
-        return NullNet(cfg.feature_set, feature_planes(cfg.feature_set)), "null"
+        return (NullNet(cfg.feature_set, feature_planes(cfg.feature_set), null_rate),
+                f"null ({null_rate:g}/s)" if null_rate else "null")
     if cfg.init_weights:
         model, _ = load_weights(cfg.init_weights)
         c = model.config
@@ -64,7 +69,7 @@ def _model(cfg: RunConfig, null_net: bool) -> tuple[nn.Module, str]:
 
 
 def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, rounds: int = 6,
-          null_net: bool = False) -> dict[str, Any]:
+          null_net: bool = False, null_rate: float = 0.0) -> dict[str, Any]:
     """Self-play throughput with a random net of the config's size, no files written, compared
     with the bare forward pass at the same batch (``tools.bench.raw_benchmark``).
 
@@ -74,7 +79,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     games that finished (or None)."""
     torch.set_num_threads(threads)
     torch.manual_seed(cfg.seed)
-    model, net_name = _model(cfg, null_net)
+    model, net_name = _model(cfg, null_net, null_rate)
     if null_net:
         precision: dict[str, Any] = {"dtype": "fp32", "channels_last": False}
     else:
@@ -92,7 +97,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         return GameSpec(cfg.board_size, rules, agent, agent, settings, seed=counter[0], allow_resign=False)
 
     pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
-                    max_leaves_per_search=cfg.max_leaves_per_search)
+                    max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes)
     for _ in range(3):
         pool.step()                                 # warm up
     mean_batch = pool.stats.leaves / max(1, pool.stats.forward_passes)
@@ -122,7 +127,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     mean_len = float(np.mean(lengths)) if lengths else None
     out = {
         "board_size": cfg.board_size, "net": net_name, "visits": cfg.visits,
-        "parallel_games": cfg.parallel_games, "batch": cfg.batch, "threads": threads,
+        "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes, "threads": threads,
         "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""),
         "selfplay_seconds": round(sp_wall, 1), "games_finished": len(lengths), "mean_game_length": mean_len,
         "positions_per_s": d.moves / sp_wall, "evals_per_s": d.leaves / sp_wall,
@@ -134,9 +139,10 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         # time to other processes on a shared machine
         "cpu_us_per_eval": sp_cpu / max(1, d.leaves) * 1e6,
         # self-play time the bare forward pass would not need (the null net's: all of it)
-        "outside_net_us_per_eval": max(0.0, sp_wall - (0.0 if null_net else net_evals / raw)) / max(1, d.leaves) * 1e6,
+        "outside_net_us_per_eval": max(0.0, sp_wall - (0.0 if null_net and not null_rate else net_evals / raw))
+        / max(1, d.leaves) * 1e6,
         "net_share": d.net_seconds / sp_wall, "search_share": d.search_seconds / sp_wall,
-        "move_share": d.move_seconds / sp_wall, "cache_hits": getattr(ev, "cache_hits", 0),
+        "move_share": d.move_seconds / sp_wall, "wait_share": d.wait_seconds / sp_wall, "cache_hits": getattr(ev, "cache_hits", 0),
         # Only from enough finished games: a random net's first games include very short ones.
         "games_per_hour": d.moves / sp_wall * 3600.0 / mean_len if len(lengths) >= 20 else None,
     }
@@ -151,11 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=6, help="alternations with the raw forward pass")
     ap.add_argument("--null-net", action="store_true",
                     help="a net with zero outputs and no cost: measures the CPU side of self-play alone")
+    ap.add_argument("--null-net-rate", type=float, default=0.0, metavar="R",
+                    help="with --null-net: each forward pass waits as for an accelerator evaluating R "
+                         "positions/s (e.g. a GPU's raw rate), so the share of raw shows what the CPU "
+                         "side leaves of it")
     add_arguments(ap)
     a = ap.parse_args(argv)
     cfg = from_namespace(a).check()
     out = bench(cfg, a.seconds, cfg.selfplay_device or cfg.device, stage_threads(cfg, "selfplay"), a.rounds,
-                null_net=a.null_net)
+                null_net=a.null_net, null_rate=a.null_net_rate)
     for k, v in out.items():
         print(f"{k:32s} {v:.3f}" if isinstance(v, float) else f"{k:32s} {v}")
     print(json.dumps(out))

@@ -86,6 +86,9 @@ class RunConfig:
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
+    selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
+                                  "run on a worker thread while the other lane searches (keeps a GPU busy; "
+                                  "other seeds' games than with 1)", choices=(1, 2))
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
     temperature: float = _opt(1.0, "T of those moves")
     noise_epsilon: float = _opt(0.25, "weight of Dirichlet noise at the root (0: off)")
@@ -196,6 +199,8 @@ class RunConfig:
                      "gate_games", "gate_workers", "gate_parallel_games"):
             if getattr(self, name) < (0 if name == "blocks" else 1):
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.selfplay_lanes not in (1, 2):
+            raise ValueError("--selfplay-lanes must be 1 or 2")
         if self.mode not in MODES:
             raise ValueError(f"--mode {self.mode} is not available (known: {', '.join(MODES)})")
         if self.pipeline not in PIPELINES:
