@@ -219,6 +219,8 @@ class TorchEvaluator:
         max_batch: split forward passes into chunks of at most this many rows (None: no limit).
         winograd: run 3x3 convolutions by Winograd's algorithm (:mod:`engine.winograd`; CPU and
             fp32 only, else ValueError).
+        cuda_graphs: replay forward passes from CUDA graphs captured per padded batch size
+            (:mod:`engine.cudagraphs`; CUDA only, else ValueError).
 
     Counters: ``cache_hits``, ``cache_misses`` (positions served from / not found in the cache,
     only when keys are given) and ``positions_evaluated`` (positions that went through the net,
@@ -238,6 +240,7 @@ class TorchEvaluator:
         channels_last: bool = True,
         max_batch: int | None = None,
         winograd: bool = False,
+        cuda_graphs: bool = False,
     ) -> None:
         if symmetries not in SYMMETRY_MODES:
             raise ValueError(f"symmetries must be one of {SYMMETRY_MODES}, got {symmetries!r}")
@@ -262,6 +265,13 @@ class TorchEvaluator:
         elif self.channels_last:
             net = net.to(memory_format=torch.channels_last)
         self.model = net
+        self._graphs = None
+        if cuda_graphs:
+            if self.device.type != "cuda":
+                raise ValueError("CUDA graphs need a CUDA device")
+            from engine.cudagraphs import GraphRunner
+            self._graphs = GraphRunner(net, self.device, lambda: self._autocast(cache_enabled=False),
+                                       self.channels_last)
         self.symmetries = symmetries
         self.cache_size = int(cache_size)
         self.max_batch = max_batch
@@ -276,18 +286,21 @@ class TorchEvaluator:
 
     # -- forward passes -------------------------------------------------------------------
 
-    def _autocast(self) -> contextlib.AbstractContextManager:
+    def _autocast(self, cache_enabled: bool = True) -> contextlib.AbstractContextManager:
         if self.dtype == torch.float32:
             return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype, cache_enabled=cache_enabled)
 
     def _infer(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """One forward pass on device tensor ``x`` [B, P, N, N]; returns float32 device tensors
         (policy, value, ownership or None, score or None)."""
-        if self.channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        with torch.inference_mode(), self._autocast():
-            out = self.model(x)
+        if self._graphs is not None:
+            out = self._graphs(x)
+        else:
+            if self.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            with torch.inference_mode(), self._autocast():
+                out = self.model(x)
         if not isinstance(out, (tuple, list)) or len(out) not in (2, 4):
             raise TypeError("model must return (policy, value) or (policy, value, ownership, score)")
         policy, value = out[0].float(), out[1].float().reshape(-1)
@@ -308,7 +321,9 @@ class TorchEvaluator:
     def _run(self, x_np: np.ndarray) -> Evaluation:
         """Evaluate [B, P, N, N] float32 planes through the net with the symmetry mode applied."""
         b = x_np.shape[0]
-        x = torch.from_numpy(x_np).to(self.device)
+        x = torch.from_numpy(x_np)
+        if self.device.type == "cuda":     # from page-locked memory, without waiting for the copy
+            x = x.pin_memory().to(self.device, non_blocking=True)
         if self.symmetries == "all":
             stacked = torch.cat([symmetry.apply_symmetry(x, k) for k in range(symmetry.NUM_SYMMETRIES)])
             policy, value, ownership, score = self._infer_chunked(stacked)

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from engine.core import Rules, SearchParams, feature_planes
-from engine.evaluator import TorchEvaluator
+from engine.evaluator import TorchEvaluator, resolve_device
 from tools.bench import raw_benchmark
 from engine.network import GoNet, NetConfig
 from engine.precision import resolve
@@ -85,8 +85,9 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     else:
         precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log)
     dtype = precision["dtype"]
+    graphs = cfg.selfplay_cuda_graphs and resolve_device(device).type == "cuda"
     ev = TorchEvaluator(model, device=device, symmetries="random", seed=cfg.seed, cache_size=cfg.cache_size,
-                        **precision)
+                        cuda_graphs=graphs, **precision)
     agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
     settings = play_settings(cfg)
     rules = Rules.preset(cfg.rules, cfg.komi)
@@ -127,7 +128,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     mean_len = float(np.mean(lengths)) if lengths else None
     out = {
         "board_size": cfg.board_size, "net": net_name, "visits": cfg.visits,
-        "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes, "threads": threads,
+        "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes,
+        "cuda_graphs": graphs, "threads": threads,
         "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""),
         "selfplay_seconds": round(sp_wall, 1), "games_finished": len(lengths), "mean_game_length": mean_len,
         "positions_per_s": d.moves / sp_wall, "evals_per_s": d.leaves / sp_wall,

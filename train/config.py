@@ -89,6 +89,8 @@ class RunConfig:
     selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
                                   "run on a worker thread while the other lane searches (keeps a GPU busy; "
                                   "other seeds' games than with 1)", choices=(1, 2))
+    selfplay_cuda_graphs: bool = _opt(False, "on CUDA: self-play replays its forward passes from CUDA graphs "
+                                             "(one per padded batch size; ignored on a CPU)")
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
     temperature: float = _opt(1.0, "T of those moves")
     noise_epsilon: float = _opt(0.25, "weight of Dirichlet noise at the root (0: off)")

@@ -45,7 +45,7 @@ import torch
 
 from engine import weights
 from engine.core import BLACK, WHITE, Rules
-from engine.evaluator import TorchEvaluator
+from engine.evaluator import TorchEvaluator, resolve_device
 from engine.precision import resolve
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
@@ -130,8 +130,9 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
     moves: no LCB, as AlphaGo Zero)."""
     model, _ = weights.load(path)
     precision = resolve(model, device, cfg.board_size, cfg.batch, cfg.inference_dtype, log=_log_stderr)
+    graphs = cfg.selfplay_cuda_graphs and resolve_device(device).type == "cuda"
     ev = TorchEvaluator(model, device=device, symmetries="random", seed=seed, cache_size=cfg.cache_size,
-                        **precision)
+                        cuda_graphs=graphs, **precision)
     params = cfg.search_params(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
     return Agent(RunDir.model_id(path), ev, params)
 
