@@ -618,8 +618,8 @@ class Search:
     def visit_distribution(self) -> np.ndarray:
         """Normalised root visit counts over N*N+1 points (the policy training target)."""
         dist = np.zeros(self.size * self.size + 1, np.float32)
-        for c in self.children(with_pv=False):
-            dist[c.move] = c.visits
+        moves, visits = self._root_children()[:2]
+        dist[moves] = visits
         total = dist.sum()
         return dist / total if total > 0 else dist
 
