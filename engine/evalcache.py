@@ -1,10 +1,10 @@
 """The evaluator's LRU cache of network outputs, kept in arrays.
 
-Entries are keyed by (position key, board size), packed in one int: ``key << 6 | size``.  The outputs of each board size live in
-preallocated numpy arrays (grown by doubling up to the capacity), and an OrderedDict maps each
-key to its row, least recently used first.  So a batch is served with one gather per output
-rather than one small array per position, and a new entry is one row written, not four arrays
-made: the cost per position is a dictionary look-up.
+Entries are keyed by (position key, board size), packed in one int: ``key << 6 | size``.  The
+outputs of each board size live in preallocated numpy arrays (grown by doubling up to the
+capacity), and an OrderedDict maps each key to its row, least recently used first.  So a batch
+is served with one gather per output rather than one small array per position, and a new entry
+is one row written, not four arrays made: the cost per position is a dictionary look-up.
 
 Not thread-safe: :class:`engine.evaluator.TorchEvaluator` holds its lock around every call.
 """

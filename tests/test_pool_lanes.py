@@ -1,5 +1,5 @@
 """train.pool with two lanes (train.batcher): a lane's forward pass runs on a worker thread while
-the pool serves the other lane; hand-made evaluators, no network."""
+the pool serves the other lane; and with search threads; hand-made evaluators, no network."""
 import threading
 
 import pytest
@@ -28,7 +28,7 @@ class Recording:
         return self.inner.evaluate(planes, keys)
 
 
-def play(lanes: int, games: int = 6, slots: int = 4, visits: int = 12):
+def play(lanes: int, games: int = 6, slots: int = 4, visits: int = 12, search_threads: int = 1, batch: int = 16):
     ev = Recording(RandomEvaluator(3))
     agent = Agent("net", ev)
     counter = iter(range(games))
@@ -37,7 +37,8 @@ def play(lanes: int, games: int = 6, slots: int = 4, visits: int = 12):
         i = next(counter, None)
         return None if i is None else GameSpec(5, RULES, agent, agent, PlaySettings(visits=visits), seed=i)
 
-    pool = GamePool(slots, next_game, batch=16, max_leaves_per_search=4, lanes=lanes)
+    pool = GamePool(slots, next_game, batch=batch, max_leaves_per_search=4, lanes=lanes,
+                    search_threads=search_threads)
     finished = []
     for _ in range(20_000):                          # a budget in steps
         finished += pool.step()
@@ -119,3 +120,31 @@ def test_an_evaluator_error_reaches_the_caller_and_bad_lanes_are_refused():
             pool.step()
     with pytest.raises(ValueError, match="lanes"):
         GamePool(2, lambda slot: None, lanes=3)
+
+
+def test_search_threads_split_the_trees_and_play_the_same_games(monkeypatch):
+    import train.batcher
+
+    threads_seen = set()
+    collect = train.batcher.collect_many
+
+    def recording_collect(*args, **kwargs):
+        threads_seen.add(threading.current_thread().name)
+        return collect(*args, **kwargs)
+
+    monkeypatch.setattr(train.batcher, "collect_many", recording_collect)
+
+    def games(threads: int, lanes: int):
+        pool, ev, finished = play(lanes, games=30, slots=24, visits=10, search_threads=threads, batch=64)
+        assert len(finished) == 30 and pool.idle
+        return sorted((fg.spec.seed, [m.point for m in fg.moves]) for fg in finished), ev.calls
+
+    one, calls = games(1, 1)
+    assert max(n for _, n in calls) > 40            # batches big enough for three parts of 8 trees
+    assert threads_seen == {threading.current_thread().name}
+    three, calls3 = games(3, 1)
+    assert three == one and calls3 == calls
+    assert any(name.startswith("pool-search") for name in threads_seen)
+    assert games(3, 2)[0] == games(1, 2)[0]
+    with pytest.raises(ValueError, match="search_threads"):
+        GamePool(2, lambda slot: None, search_threads=0)

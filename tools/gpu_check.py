@@ -9,8 +9,8 @@ root of a clone.  In under 6 minutes it
 2. measures self-play with ``tools.selfplay_bench.bench`` (a random 10x128 net, 9x9, 200
    visits, 256 games in flight, batch 512: the issue's baseline row) against the bare forward
    pass at the same batch (``tools.bench.raw_benchmark``, inside ``bench``); later, time
-   allowing, the same with two lanes and CUDA graphs (``--selfplay-lanes 2
-   --selfplay-cuda-graphs``);
+   allowing, the same with two lanes, 4 search threads and CUDA graphs (``--selfplay-lanes 2
+   --selfplay-search-threads 4 --selfplay-cuda-graphs``);
 3. measures the engine's visits/s at its defaults: ``python -m engine --size 9`` (the shipped
    net; on CUDA the threads and batch it measures itself, engine/gpu_settings.py) answering two
    ``genmove`` commands, and on CUDA, when time allows, the same at ``--threads 8 --batch 64``;
@@ -48,8 +48,8 @@ DRY_BUDGET_S = 100.0          # --dry-run, under 2 minutes
 DRY_SUITE = ["tests/test_cuda.py", "tests/test_board.py"]
 
 # (selfplay_bench settings, seconds) per row: the H200 baseline row; the same with two
-# lanes and CUDA graphs (train.batcher, engine.cudagraphs); then 19x19 with both.
-_PIPELINED = {"selfplay_lanes": 2, "selfplay_cuda_graphs": True}
+# lanes, 4 search threads and CUDA graphs (train.batcher, engine.cudagraphs); then 19x19 with them.
+_PIPELINED = {"selfplay_lanes": 2, "selfplay_search_threads": 4, "selfplay_cuda_graphs": True}
 GPU_ROWS = [
     ({"board_size": 9, "blocks": 10, "filters": 128, "visits": 200, "parallel_games": 256, "batch": 512}, 24.0),
     ({"board_size": 9, "blocks": 10, "filters": 128, "visits": 200, "parallel_games": 256, "batch": 512,
@@ -297,7 +297,8 @@ def check(out: Path, dry_run: bool, budget: float, suite_timeout: float | None,
         if left() < (30.0 if dry_run else 120.0) + 2 * rows[i][1]:
             log(f"no time for the {rows[i][0]['board_size']}x{rows[i][0]['board_size']} self-play row")
             break
-        log("self-play, another row" + (" (two lanes, CUDA graphs)" if rows[i][0].get("selfplay_lanes") == 2 else ""))
+        pipelined = rows[i][0].get("selfplay_lanes") == 2
+        log("self-play, another row" + (" (two lanes, search threads, CUDA graphs)" if pipelined else ""))
         selfplay(i)
 
     paths = suite if suite is not None else (DRY_SUITE if dry_run else [])

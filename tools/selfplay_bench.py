@@ -98,7 +98,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         return GameSpec(cfg.board_size, rules, agent, agent, settings, seed=counter[0], allow_resign=False)
 
     pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
-                    max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes)
+                    max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
+                    search_threads=cfg.selfplay_search_threads)
     for _ in range(3):
         pool.step()                                 # warm up
     mean_batch = pool.stats.leaves / max(1, pool.stats.forward_passes)
@@ -129,6 +130,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     out = {
         "board_size": cfg.board_size, "net": net_name, "visits": cfg.visits,
         "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes,
+        "search_threads": cfg.selfplay_search_threads,
         "cuda_graphs": graphs, "threads": threads,
         "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""),
         "selfplay_seconds": round(sp_wall, 1), "games_finished": len(lengths), "mean_game_length": mean_len,
@@ -144,7 +146,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         "outside_net_us_per_eval": max(0.0, sp_wall - (0.0 if null_net and not null_rate else net_evals / raw))
         / max(1, d.leaves) * 1e6,
         "net_share": d.net_seconds / sp_wall, "search_share": d.search_seconds / sp_wall,
-        "move_share": d.move_seconds / sp_wall, "wait_share": d.wait_seconds / sp_wall, "cache_hits": getattr(ev, "cache_hits", 0),
+        "move_share": d.move_seconds / sp_wall, "wait_share": d.wait_seconds / sp_wall,
+        "cache_hits": getattr(ev, "cache_hits", 0),
         # Only from enough finished games: a random net's first games include very short ones.
         "games_per_hour": d.moves / sp_wall * 3600.0 / mean_len if len(lengths) >= 20 else None,
     }

@@ -13,6 +13,11 @@ so the evaluator's random symmetries and cache see the same sequence on every ru
 seeds the games are the same from run to run (but not the same as with one lane, whose batches
 differ).  The C search releases the GIL, and so does torch in its kernels.
 
+With ``search_threads`` > 1 a group's trees are split into that many contiguous parts whose
+``collect_many`` and ``backup_many`` calls run at once on a thread pool (the C search releases
+the GIL; the trees of a part are touched by one thread only), and the parts' leaves are then
+moved together; every tree gets the leaves it would get alone, so the games do not change.
+
 Nothing may touch a lane's trees while its batch is in flight: :meth:`Batcher.drain` backs up
 every batch in flight first (the pool calls it before it abandons a game or switches an agent).
 """
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from train.pool import PoolStats, Slot
 
 MAX_LANES = 2
+MIN_PART = 8                     # fewest trees a search thread takes on
 
 
 class _Buffer:
@@ -77,10 +83,16 @@ def _forward(evaluator: Any, planes: np.ndarray, keys: np.ndarray) -> tuple[Any,
 class Batcher:
     """Batched evaluation of a pool's searches (see the module docstring); counts into ``stats``."""
 
-    def __init__(self, stats: "PoolStats", batch: int, max_leaves: int, lanes: int = 1):
+    def __init__(self, stats: "PoolStats", batch: int, max_leaves: int, lanes: int = 1,
+                 search_threads: int = 1):
         if not 1 <= lanes <= MAX_LANES:
             raise ValueError(f"lanes must be 1..{MAX_LANES}, got {lanes}")
+        if search_threads < 1:
+            raise ValueError(f"search_threads must be >= 1, got {search_threads}")
         self.stats, self.batch, self.max_leaves, self.lanes = stats, batch, max_leaves, lanes
+        self.search_threads = int(search_threads)
+        self._search_pool = (ThreadPoolExecutor(self.search_threads - 1, thread_name_prefix="pool-search")
+                             if self.search_threads > 1 else None)
         self._buffers: dict[tuple[int, int, int, int], _Buffer] = {}
         self._flights: list[list[_Flight]] = [[] for _ in range(lanes)]
         self._executor = (ThreadPoolExecutor(1, thread_name_prefix="pool-forward")
@@ -92,9 +104,9 @@ class Batcher:
         return sum(len(f) for f in self._flights)
 
     def round(self, searching: list["Slot"], lane: int = 0) -> bool:
-        """Collects (and with one lane evaluates and backs up) one batch per group of the
-        ``searching`` slots (each with a search in progress: ``Slot._searching``), all of ``lane``, whose batches must be backed up (:meth:`complete`);
-        whether there were any."""
+        """Collects one batch per group of the ``searching`` slots (each with a search in
+        progress: ``Slot._searching``), all of ``lane``; with one lane evaluates and backs them up
+        at once, with two submits them (:meth:`complete` backs them up).  Whether there were any."""
         if self._flights[lane]:
             raise RuntimeError(f"lane {lane} still has batches in flight")
         groups: dict[tuple[int, int], list["Slot"]] = defaultdict(list)
@@ -119,8 +131,9 @@ class Batcher:
             try:
                 result = flight.future.result()  # type: ignore[union-attr]
             except BaseException:
-                for rest in flights[i + 1:]:     # the evaluator's error: the worker finishes, and
-                    rest.future.exception()      # nothing else is backed up (as with one lane)  # type: ignore[union-attr]
+                # the evaluator's error: the worker finishes, nothing else is backed up (as with one lane)
+                for rest in flights[i + 1:]:
+                    rest.future.exception()  # type: ignore[union-attr]
                 raise
             self.stats.wait_seconds += time.perf_counter() - t0
             self._finish(flight, result)
@@ -133,9 +146,10 @@ class Batcher:
     def close(self) -> None:
         """Backs up what is in flight and stops the worker thread."""
         self.drain()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
-            self._executor = None
+        for pool in (self._executor, self._search_pool):
+            if pool is not None:
+                pool.shutdown(wait=True)
+        self._executor = self._search_pool = None
 
     # -- internals -----------------------------------------------------------------------
     def _collect(self, evaluator: Any, size: int, slots: list["Slot"], key: tuple[int, int, int, int]) -> _Flight:
@@ -148,9 +162,53 @@ class Batcher:
         before = [t.visits for t in trees]
         t0 = time.perf_counter()
         counts = buf.counts[:len(trees)]
-        total = collect_many(trees, per, buf.planes, buf.keys, counts)
+        total = self._collect_parts(trees, per, buf, counts)
         self.stats.search_seconds += time.perf_counter() - t0
         return _Flight(slots, trees, counts, before, total, size, buf.planes[:total], buf.keys[:total])
+
+    def _parts(self, n: int) -> list[tuple[int, int]]:
+        """Contiguous ranges of ``n`` trees, one per search thread, at least MIN_PART each."""
+        t = max(1, min(self.search_threads, n // MIN_PART))
+        bounds = [n * j // t for j in range(t + 1)]
+        return list(zip(bounds[:-1], bounds[1:]))
+
+    def _collect_parts(self, trees: list[Search], per: int, buf: _Buffer, counts: np.ndarray) -> int:
+        """collect_many over the trees, part by part on the search threads; the leaves end up
+        together at the front of the buffer, in tree order.  Returns their number."""
+        parts = self._parts(len(trees))
+        if len(parts) == 1 or self._search_pool is None:
+            return collect_many(trees, per, buf.planes, buf.keys, counts)
+
+        def one(a: int, b: int) -> int:
+            return collect_many(trees[a:b], per, buf.planes[a * per:], buf.keys[a * per:], counts[a:b])
+
+        futures = [self._search_pool.submit(one, a, b) for a, b in parts[1:]]
+        got = [one(*parts[0])] + [f.result() for f in futures]
+        at = got[0]
+        for (a, _), n in zip(parts[1:], got[1:]):
+            if n and at != a * per:         # overlapping moves are safe in numpy
+                buf.planes[at:at + n] = buf.planes[a * per:a * per + n]
+                buf.keys[at:at + n] = buf.keys[a * per:a * per + n]
+            at += n
+        return at
+
+    def _backup_parts(self, trees: list[Search], counts: np.ndarray, policy: np.ndarray,
+                      value: np.ndarray) -> None:
+        parts = self._parts(len(trees))
+        if len(parts) == 1 or self._search_pool is None:
+            backup_many(trees, counts, policy, value)
+            return
+        policy = np.ascontiguousarray(policy, dtype=np.float32)
+        value = np.ascontiguousarray(value, dtype=np.float32)
+        start = np.concatenate([[0], np.cumsum(counts)]).tolist()
+
+        def one(a: int, b: int) -> None:
+            backup_many(trees[a:b], counts[a:b], policy[start[a]:], value[start[a]:])
+
+        futures = [self._search_pool.submit(one, a, b) for a, b in parts[1:]]
+        one(*parts[0])
+        for f in futures:
+            f.result()
 
     def _finish(self, flight: _Flight, result: tuple[Any, float] | None) -> None:
         """Backs up a flight's outputs (None: nothing was collected) and does its bookkeeping."""
@@ -158,7 +216,7 @@ class Batcher:
         if result is not None:
             out, net_seconds = result
             t0 = time.perf_counter()
-            backup_many(flight.trees, flight.counts, out.policy, out.value)
+            self._backup_parts(flight.trees, flight.counts, out.policy, out.value)
             stats.search_seconds += time.perf_counter() - t0
             stats.net_seconds += net_seconds
             stats.forward_passes += 1

@@ -296,10 +296,12 @@ class GamePool:
             the slots ``i % 2 == k`` form lane k, and each step serves one lane: it backs up the
             lane's batch, whose forward pass ran on a worker thread meanwhile, plays its moves and
             sends its next batch.  ``batch`` stays the leaves per forward pass.
+        search_threads: threads that collect and back up the leaves of one batch, each over its
+            part of the trees (:mod:`train.batcher`); the games are the same for any number.
     """
 
     def __init__(self, slots: int, next_game: Callable[[Slot], GameSpec | None], batch: int = 256,
-                 max_leaves_per_search: int = 8, lanes: int = 1):
+                 max_leaves_per_search: int = 8, lanes: int = 1, search_threads: int = 1):
         if slots < 1 or batch < 1 or max_leaves_per_search < 1:
             raise ValueError("slots, batch and max_leaves_per_search must be >= 1")
         self.batch = int(batch)
@@ -309,7 +311,7 @@ class GamePool:
         self.stats = PoolStats()
         self.accepting = True            # False: idle slots get no new games (draining)
         self.lanes = int(lanes)
-        self._batcher = Batcher(self.stats, self.batch, self.max_leaves, self.lanes)
+        self._batcher = Batcher(self.stats, self.batch, self.max_leaves, self.lanes, search_threads)
         self._lane = 0
         for slot in self.slots:
             slot._drain = self._batcher.drain
