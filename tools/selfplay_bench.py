@@ -104,7 +104,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         pool.step()                                 # warm up
     mean_batch = pool.stats.leaves / max(1, pool.stats.forward_passes)
     lengths: list[int] = []
-    sp_wall = sp_cpu = raw_evals = raw_wall = 0.0
+    sp_wall = sp_cpu = raw_evals = raw_wall = raw_cpu = raw_cpu_evals = 0.0
     net_evals = 0
     d = PoolStats()
     for _ in range(max(1, rounds)):
@@ -119,12 +119,15 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         net_evals += ev.positions_evaluated - e0
         mean_batch = d.leaves / max(1, d.forward_passes)
         slice_s = seconds / max(1, rounds) / 3
+        c0 = time.process_time()
         rate = raw_benchmark(model, size=cfg.board_size, batch=int(round(mean_batch)), seconds=slice_s,
                              dtype=dtype, device=device, threads=threads,
                              channels_last=precision["channels_last"],
                              winograd=precision.get("winograd", False))
         raw_evals += rate * slice_s
         raw_wall += slice_s
+        raw_cpu += time.process_time() - c0
+        raw_cpu_evals += rate * slice_s + 2 * int(round(mean_batch))     # with its two warm-up passes
     raw = raw_evals / raw_wall
     mean_len = float(np.mean(lengths)) if lengths else None
     out = {
@@ -142,6 +145,10 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         # CPU time of the process (all its threads) per evaluation: less sensitive than wall
         # time to other processes on a shared machine
         "cpu_us_per_eval": sp_cpu / max(1, d.leaves) * 1e6,
+        # ... and of the bare forward pass (its set-up included): their ratio is the share of
+        # the raw rate self-play reaches per CPU-second, whatever else runs on the machine
+        "raw_cpu_us_per_eval": raw_cpu / max(1.0, raw_cpu_evals) * 1e6,
+        "cpu_share_of_raw": (raw_cpu / max(1.0, raw_cpu_evals)) / max(1e-12, sp_cpu / max(1, d.leaves)),
         # self-play time the bare forward pass would not need (the null net's: all of it)
         "outside_net_us_per_eval": max(0.0, sp_wall - (0.0 if null_net and not null_rate else net_evals / raw))
         / max(1, d.leaves) * 1e6,
