@@ -69,7 +69,7 @@ def _model(cfg: RunConfig, null_net: bool, null_rate: float = 0.0) -> tuple[nn.M
 
 
 def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, rounds: int = 6,
-          null_net: bool = False, null_rate: float = 0.0) -> dict[str, Any]:
+          null_net: bool = False, null_rate: float = 0.0, cpu_clock: bool = False) -> dict[str, Any]:
     """Self-play throughput with a random net of the config's size, no files written, compared
     with the bare forward pass at the same batch (``tools.bench.raw_benchmark``).
 
@@ -99,7 +99,8 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
 
     pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
                     max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
-                    search_threads=cfg.selfplay_search_threads)
+                    search_threads=cfg.selfplay_search_threads,
+                    clock=time.thread_time if cpu_clock else time.perf_counter)
     for _ in range(3):
         pool.step()                                 # warm up
     mean_batch = pool.stats.leaves / max(1, pool.stats.forward_passes)
@@ -152,6 +153,14 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
         # self-play time the bare forward pass would not need (the null net's: all of it)
         "outside_net_us_per_eval": max(0.0, sp_wall - (0.0 if null_net and not null_rate else net_evals / raw))
         / max(1, d.leaves) * 1e6,
+        # the pool's timers per evaluation (on the thread's CPU clock with --cpu-clock); with one
+        # lane and one search thread, "rest" is the pool's own bookkeeping
+        "clock": "thread cpu" if cpu_clock else "wall",
+        "evaluator_us_per_eval": d.net_seconds / max(1, d.leaves) * 1e6,
+        "search_us_per_eval": d.search_seconds / max(1, d.leaves) * 1e6,
+        "move_us_per_eval": d.move_seconds / max(1, d.leaves) * 1e6,
+        "rest_us_per_eval": ((sp_cpu if cpu_clock else sp_wall) - d.net_seconds - d.search_seconds - d.move_seconds
+                             - d.wait_seconds) / max(1, d.leaves) * 1e6,
         "net_share": d.net_seconds / sp_wall, "search_share": d.search_seconds / sp_wall,
         "move_share": d.move_seconds / sp_wall, "wait_share": d.wait_seconds / sp_wall,
         "cache_hits": getattr(ev, "cache_hits", 0),
@@ -169,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=6, help="alternations with the raw forward pass")
     ap.add_argument("--null-net", action="store_true",
                     help="a net with zero outputs and no cost: measures the CPU side of self-play alone")
+    ap.add_argument("--cpu-clock", action="store_true",
+                    help="time the pool's parts (evaluator, search, moves) on each thread's CPU clock: "
+                         "figures per evaluation that other processes on the machine do not inflate")
     ap.add_argument("--null-net-rate", type=float, default=0.0, metavar="R",
                     help="with --null-net: each forward pass waits as for an accelerator evaluating R "
                          "positions/s (e.g. a GPU's raw rate), so the share of raw shows what the CPU "
@@ -177,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     cfg = from_namespace(a).check()
     out = bench(cfg, a.seconds, cfg.selfplay_device or cfg.device, stage_threads(cfg, "selfplay"), a.rounds,
-                null_net=a.null_net, null_rate=a.null_net_rate)
+                null_net=a.null_net, null_rate=a.null_net_rate, cpu_clock=a.cpu_clock)
     for k, v in out.items():
         print(f"{k:32s} {v:.3f}" if isinstance(v, float) else f"{k:32s} {v}")
     print(json.dumps(out))

@@ -27,7 +27,7 @@ import time
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -74,23 +74,26 @@ class _Flight:
     future: "Future[tuple[Any, float]] | None" = None
 
 
-def _forward(evaluator: Any, planes: np.ndarray, keys: np.ndarray) -> tuple[Any, float]:
-    t0 = time.perf_counter()
+def _forward(evaluator: Any, planes: np.ndarray, keys: np.ndarray,
+             clock: Callable[[], float]) -> tuple[Any, float]:
+    t0 = clock()
     out = evaluator.evaluate(planes, keys=keys)
-    return out, time.perf_counter() - t0
+    return out, clock() - t0
 
 
 class Batcher:
-    """Batched evaluation of a pool's searches (see the module docstring); counts into ``stats``."""
+    """Batched evaluation of a pool's searches (see the module docstring); counts into ``stats``,
+    timed by ``clock`` (seconds; ``time.thread_time`` counts each thread's CPU time)."""
 
     def __init__(self, stats: "PoolStats", batch: int, max_leaves: int, lanes: int = 1,
-                 search_threads: int = 1):
+                 search_threads: int = 1, clock: Callable[[], float] = time.perf_counter):
         if not 1 <= lanes <= MAX_LANES:
             raise ValueError(f"lanes must be 1..{MAX_LANES}, got {lanes}")
         if search_threads < 1:
             raise ValueError(f"search_threads must be >= 1, got {search_threads}")
         self.stats, self.batch, self.max_leaves, self.lanes = stats, batch, max_leaves, lanes
         self.search_threads = int(search_threads)
+        self.clock = clock
         self._search_pool = (ThreadPoolExecutor(self.search_threads - 1, thread_name_prefix="pool-search")
                              if self.search_threads > 1 else None)
         self._buffers: dict[tuple[int, int, int, int], _Buffer] = {}
@@ -117,17 +120,18 @@ class Batcher:
             for chunk, i in enumerate(range(0, len(slots), self.batch)):
                 flight = self._collect(evaluator, size, slots[i:i + self.batch], (lane, id(evaluator), size, chunk))
                 if flight.total and self._executor is not None:
-                    flight.future = self._executor.submit(_forward, evaluator, flight.planes, flight.keys)
+                    flight.future = self._executor.submit(_forward, evaluator, flight.planes, flight.keys, self.clock)
                     self._flights[lane].append(flight)
                 else:
-                    self._finish(flight, _forward(evaluator, flight.planes, flight.keys) if flight.total else None)
+                    self._finish(flight, _forward(evaluator, flight.planes, flight.keys, self.clock)
+                                 if flight.total else None)
         return bool(groups)
 
     def complete(self, lane: int) -> None:
         """Waits for the forward passes of ``lane`` and backs them up, in submission order."""
         flights, self._flights[lane] = self._flights[lane], []
         for i, flight in enumerate(flights):
-            t0 = time.perf_counter()
+            t0 = self.clock()
             try:
                 result = flight.future.result()  # type: ignore[union-attr]
             except BaseException:
@@ -135,7 +139,7 @@ class Batcher:
                 for rest in flights[i + 1:]:
                     rest.future.exception()  # type: ignore[union-attr]
                 raise
-            self.stats.wait_seconds += time.perf_counter() - t0
+            self.stats.wait_seconds += self.clock() - t0
             self._finish(flight, result)
 
     def drain(self) -> None:
@@ -160,10 +164,10 @@ class Batcher:
             buf = self._buffers[key] = _Buffer(feature_planes(trees[0].feature_set), size)
         buf.ensure(per * len(trees), len(trees))
         before = [t.visits for t in trees]
-        t0 = time.perf_counter()
+        t0 = self.clock()
         counts = buf.counts[:len(trees)]
         total = self._collect_parts(trees, per, buf, counts)
-        self.stats.search_seconds += time.perf_counter() - t0
+        self.stats.search_seconds += self.clock() - t0
         return _Flight(slots, trees, counts, before, total, size, buf.planes[:total], buf.keys[:total])
 
     def _parts(self, n: int) -> list[tuple[int, int]]:
@@ -215,9 +219,9 @@ class Batcher:
         stats = self.stats
         if result is not None:
             out, net_seconds = result
-            t0 = time.perf_counter()
+            t0 = self.clock()
             self._backup_parts(flight.trees, flight.counts, out.policy, out.value)
-            stats.search_seconds += time.perf_counter() - t0
+            stats.search_seconds += self.clock() - t0
             stats.net_seconds += net_seconds
             stats.forward_passes += 1
             stats.leaves += flight.total

@@ -298,10 +298,12 @@ class GamePool:
             sends its next batch.  ``batch`` stays the leaves per forward pass.
         search_threads: threads that collect and back up the leaves of one batch, each over its
             part of the trees (:mod:`train.batcher`); the games are the same for any number.
+        clock: times the stats' seconds (``time.thread_time``: CPU time of the thread timed).
     """
 
     def __init__(self, slots: int, next_game: Callable[[Slot], GameSpec | None], batch: int = 256,
-                 max_leaves_per_search: int = 8, lanes: int = 1, search_threads: int = 1):
+                 max_leaves_per_search: int = 8, lanes: int = 1, search_threads: int = 1,
+                 clock: Callable[[], float] = time.perf_counter):
         if slots < 1 or batch < 1 or max_leaves_per_search < 1:
             raise ValueError("slots, batch and max_leaves_per_search must be >= 1")
         self.batch = int(batch)
@@ -311,7 +313,8 @@ class GamePool:
         self.stats = PoolStats()
         self.accepting = True            # False: idle slots get no new games (draining)
         self.lanes = int(lanes)
-        self._batcher = Batcher(self.stats, self.batch, self.max_leaves, self.lanes, search_threads)
+        self._clock = clock
+        self._batcher = Batcher(self.stats, self.batch, self.max_leaves, self.lanes, search_threads, clock)
         self._lane = 0
         for slot in self.slots:
             slot._drain = self._batcher.drain
@@ -388,7 +391,7 @@ class GamePool:
         self._lane = (lane + 1) % self.lanes
         self._batcher.complete(lane)    # the lane's batch in flight (two lanes) is backed up
         lane_slots = self.slots if self.lanes == 1 else self.slots[lane::self.lanes]
-        t0 = time.perf_counter()
+        t0 = self._clock()
         if self.accepting:
             for slot in lane_slots:
                 if slot.status == IDLE:
@@ -414,7 +417,7 @@ class GamePool:
                     if self.accepting and not refilled:
                         refilled = True  # once per step: an agent failing every set-up cannot spin here
                         self._fill_slot(slot, finished)
-        self.stats.move_seconds += time.perf_counter() - t0
+        self.stats.move_seconds += self._clock() - t0
         searched = self._batcher.round(searching, lane)
         if not searched and not finished and any(s.turn_based for s in self.playing()):
             time.sleep(0.001)           # only turn agents are thinking: do not spin the CPU
