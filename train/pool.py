@@ -25,7 +25,9 @@ Each :meth:`GamePool.step`:
 3. groups the slots still searching by evaluator (and board size) and, per group, makes ONE
    ``collect_many`` call (one C call over all those trees), ONE forward pass and ONE
    ``backup_many`` call.  So the network sees ``batch`` leaves per call whatever the number of
-   games, and Python work per step is per game, never per tree node.
+   games, and Python work per step is per game, never per tree node (:mod:`train.batcher`;
+   ``lanes=2`` overlaps a lane's forward pass with the other lane's step, ``search_threads``
+   splits the C calls over threads).
 
 Per move the runner applies the :class:`PlaySettings`: Dirichlet noise at the root of full
 searches, temperature for the first moves, resignation by the engine's rule
