@@ -136,22 +136,21 @@ class EvalCache:
         rows = self._rows
         start = max(0, len(keys) - self.capacity)   # earlier ones would be evicted by later ones
         picked: list[int] = []
-        targets: list[int] = []
+        fresh: list[int] = []
         for i in range(start, len(keys)):
             ck = keys[i] << 6 | size
-            if ck in rows:
-                continue
-            if len(rows) >= self.capacity:
-                old, r = rows.popitem(last=False)
-                old_size = old & 63
-                if old_size != size:
-                    self._stores[old_size].free.append(r)
-                    r = store.take(self.capacity)
+            if ck not in rows:               # (another thread may have added it meanwhile)
+                picked.append(i)
+                fresh.append(ck)
+        targets: list[int] = []
+        for _ in range(len(rows) + len(fresh) - self.capacity):    # the least recently used go
+            old, r = rows.popitem(last=False)
+            if old & 63 == size:
+                targets.append(r)
             else:
-                r = store.take(self.capacity)
-            rows[ck] = r
-            picked.append(i)
-            targets.append(r)
+                self._stores[old & 63].free.append(r)
+        targets += [store.take(self.capacity) for _ in range(len(fresh) - len(targets))]
+        rows.update(zip(fresh, targets))
         if not picked:
             return
         src, dst = np.asarray(picked, np.int64), np.asarray(targets, np.int64)
