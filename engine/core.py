@@ -633,8 +633,8 @@ class Search:
     def visit_distribution(self) -> np.ndarray:
         """Normalised root visit counts over N*N+1 points (the policy training target)."""
         dist = np.zeros(self.size * self.size + 1, np.float32)
-        for c in self.children(with_pv=False):
-            dist[c.move] = c.visits
+        moves, visits = self._root_children()[:2]
+        dist[moves] = visits
         total = dist.sum()
         return dist / total if total > 0 else dist
 
@@ -676,8 +676,8 @@ def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray
     total = lib.search_collect_many(ptrs, n, per_search, ffi.from_buffer("float[]", planes),
                                     ffi.from_buffer("uint64_t[]", keys),
                                     ffi.from_buffer("int32_t[]", counts))
-    for s, c in zip(searches, counts):
-        s.pending = int(c)
+    for s, c in zip(searches, counts[:n].tolist()):
+        s._pending[0] = c
     return int(total)
 
 
@@ -697,7 +697,7 @@ def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarr
     if counts.ndim != 1 or counts.shape[0] < n or not np.issubdtype(counts.dtype, np.integer):
         raise ValueError(f"counts must be integers [>= {n}], got {counts.dtype} {counts.shape}")
     counts = np.ascontiguousarray(counts[:n], dtype=np.int32)
-    pending = [s.pending for s in searches]
+    pending = [s._pending[0] for s in searches]
     if counts.tolist() != pending:
         raise ValueError(f"counts {counts.tolist()} do not match the pending leaves {pending}")
     total = int(counts.sum())
@@ -710,4 +710,4 @@ def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarr
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values)) != 0:
         raise RuntimeError("backup does not match the pending leaves")
     for s in searches:
-        s.pending = 0
+        s._pending[0] = 0

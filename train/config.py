@@ -88,6 +88,13 @@ class RunConfig:
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
+    selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
+                                  "run on a worker thread while the other lane searches (keeps a GPU busy; "
+                                  "other seeds' games than with 1)", choices=(1, 2))
+    selfplay_search_threads: int = _opt(1, "threads that collect and back up each self-play batch, each over "
+                                           "its part of the games (the same games for any number)")
+    selfplay_cuda_graphs: bool = _opt(False, "on CUDA: self-play replays its forward passes from CUDA graphs "
+                                             "(one per padded batch size; ignored on a CPU)")
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
     temperature: float = _opt(_PLAY.temperature, "T of those moves")
     noise_epsilon: float = _opt(_PLAY.noise_epsilon, "weight of Dirichlet noise at the root (0: off)")
@@ -202,6 +209,10 @@ class RunConfig:
                      "gate_games", "gate_workers", "gate_parallel_games"):
             if getattr(self, name) < (0 if name == "blocks" else 1):
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.selfplay_search_threads < 1:
+            raise ValueError("--selfplay-search-threads must be positive")
+        if self.selfplay_lanes not in (1, 2):
+            raise ValueError("--selfplay-lanes must be 1 or 2")
         if self.mode not in MODES:
             raise ValueError(f"--mode {self.mode} is not available (known: {', '.join(MODES)})")
         if self.pipeline not in PIPELINES:
