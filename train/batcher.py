@@ -23,19 +23,58 @@ every batch in flight first (the pool calls it before it abandons a game or swit
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from engine import flops
 from engine.core import Search, backup_many, collect_many, feature_planes
 
-if TYPE_CHECKING:
-    from train.pool import PoolStats, Slot
+
+
+class Slot(Protocol):
+    """What a round needs of a :class:`train.pool.Slot`."""
+
+    spec: Any
+    leaves: int
+    search_leaves: int
+    stalled: bool
+    _evaluator: Any
+    _searching: Search
+
+
+@dataclass
+class PoolStats:
+    """Counters since the pool was made (subtract two snapshots for rates)."""
+
+    steps: int = 0
+    forward_passes: int = 0
+    leaves: int = 0                     # positions sent to evaluators
+    moves: int = 0
+    full_moves: int = 0                 # moves with a full search (training positions)
+    games: int = 0                      # games finished (not abandoned)
+    abandoned: int = 0                  # games dropped unfinished, for any reason
+    abandoned_leaves: int = 0           # ... and the leaves their searches had sent to evaluators
+    discarded: int = 0                  # games abandoned because a new model arrived (policy discard)
+    discarded_leaves: int = 0
+    switched_leaves: int = 0            # leaves of searches cut short by a switch to a new model
+    search_seconds: float = 0.0         # collect_many + backup_many
+    net_seconds: float = 0.0            # evaluator calls (with two lanes: on the worker thread)
+    wait_seconds: float = 0.0           # with two lanes: time waiting for a forward pass
+    move_seconds: float = 0.0           # choosing and playing moves, starting games
+
+    def snapshot(self) -> "PoolStats":
+        return dataclasses.replace(self)
+
+    def minus(self, other: "PoolStats") -> "PoolStats":
+        return PoolStats(**{f.name: getattr(self, f.name) - getattr(other, f.name)
+                            for f in dataclasses.fields(self)})
+
 
 MAX_LANES = 2
 MIN_PART = 8                     # fewest trees a search thread takes on

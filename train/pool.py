@@ -55,7 +55,7 @@ from engine import coords
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, other
 from engine.movepolicy import should_resign
 from engine.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
-from train.batcher import Batcher
+from train.batcher import Batcher, PoolStats
 from train.gamespec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
 from train.gtp_client import EngineDied, EngineTimeout, GTPError
 from train.records import MoveInfo
@@ -64,34 +64,6 @@ __all__ = ["Agent", "FinishedGame", "GamePool", "GameSpec", "MoveLimit", "PlaySe
            "Slot", "TurnAgent", "NEW_MODEL_POLICIES"]
 
 NEW_MODEL_POLICIES = ("discard", "finish", "switch")
-
-
-@dataclass
-class PoolStats:
-    """Counters since the pool was made (subtract two snapshots for rates)."""
-
-    steps: int = 0
-    forward_passes: int = 0
-    leaves: int = 0                     # positions sent to evaluators
-    moves: int = 0
-    full_moves: int = 0                 # moves with a full search (training positions)
-    games: int = 0                      # games finished (not abandoned)
-    abandoned: int = 0                  # games dropped unfinished, for any reason
-    abandoned_leaves: int = 0           # ... and the leaves their searches had sent to evaluators
-    discarded: int = 0                  # games abandoned because a new model arrived (policy discard)
-    discarded_leaves: int = 0
-    switched_leaves: int = 0            # leaves of searches cut short by a switch to a new model
-    search_seconds: float = 0.0         # collect_many + backup_many
-    net_seconds: float = 0.0            # evaluator calls (with two lanes: on the worker thread)
-    wait_seconds: float = 0.0           # with two lanes: time waiting for a forward pass
-    move_seconds: float = 0.0           # choosing and playing moves, starting games
-
-    def snapshot(self) -> "PoolStats":
-        return dataclasses.replace(self)
-
-    def minus(self, other: "PoolStats") -> "PoolStats":
-        return PoolStats(**{f.name: getattr(self, f.name) - getattr(other, f.name)
-                            for f in dataclasses.fields(self)})
 
 
 IDLE, PLAYING = "idle", "playing"
