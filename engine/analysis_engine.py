@@ -297,7 +297,8 @@ class AnalysisEngine:
                 for group, counts, at, total in parts:
                     if total:
                         backup_many([j.tree for j in group], counts, out.policy[at:at + total],
-                                    out.value[at:at + total])
+                                    out.value[at:at + total],
+                                    None if out.score is None else out.score[at:at + total])
         except Exception as exc:      # a failing network call fails these turns, not the engine
             for group, counts, at, total in parts:
                 for job in group:

@@ -520,7 +520,7 @@ class GamePool:
         if total:
             out = evaluator.evaluate(buf.planes[:total], keys=buf.keys[:total])
             t2 = time.perf_counter()
-            backup_many(trees, counts, out.policy, out.value)
+            backup_many(trees, counts, out.policy, out.value, out.score)
             self.stats.forward_passes += 1
             self.stats.leaves += total
             flops.COUNTER.add(flops.search_flops(total, size))

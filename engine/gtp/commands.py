@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, TextIO
 import numpy as np
 
 import engine
-from engine import coords, movepolicy, scoring, sgf
+from engine import coords, movepolicy, scoring, searchopts, sgf
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other)
 from engine.gtp.analysis import AnalysisCommands
@@ -117,7 +117,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
         "lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze",
         "gogui-analyze_commands", "gogui-interrupt",
         "goengine-policy", "goengine-policy_gfx", "goengine-ownership", "goengine-visits",
-        "goengine-pv", "goengine-param", "cputime",
+        "goengine-pv", "goengine-param", "cputime", "kata-set-param", "kata-get-param",
     )
 
     def __init__(self, evaluator_for: Callable[[int], Any], config: EngineConfig | None = None,
@@ -573,7 +573,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
 
     PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
               "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
-              "rules")
+              "rules", *searchopts.KATAGO_NAMES)
 
     def cmd_goengine_param(self, args: list[str]) -> str:
         """Without arguments: GoGui's parameter list; ``goengine-param KEY VALUE`` sets one."""
@@ -596,6 +596,7 @@ class GTPEngine(GTPServer, AnalysisCommands):
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
                 f"[string] max_memory {format_memory(cfg.search.max_memory)}",
                 f"[list/chinese/tromp-taylor] rules {self.game.rules.name}",
+                *(f"[string] {k} {getattr(cfg.search, k):g}" for k in searchopts.KATAGO_NAMES),
             ])
         if len(args) != 2 or args[0] not in self.PARAMS:
             raise GTPError("syntax error")
@@ -631,8 +632,26 @@ class GTPEngine(GTPServer, AnalysisCommands):
         elif key == "rules":
             self._set_rules(self._rules_named(value))
         else:
-            v = self._memory(value) if key == "max_memory" else self._float(value)
+            if key in searchopts.KATAGO_NAMES:
+                try:
+                    v = searchopts.option_value(key, value)[1]
+                except ValueError:
+                    raise GTPError("syntax error") from None
+            else:
+                v = self._memory(value) if key == "max_memory" else self._float(value)
             cfg.search = dataclasses.replace(cfg.search, **{key: v})
             for p in self._players.values():
                 p.set_params(self._search_params())
         return ""
+
+    def cmd_kata_set_param(self, args: list[str]) -> str:
+        """``kata-set-param NAME VALUE``: a search option of :mod:`engine.searchopts` by KataGo's
+        config name (staticScoreUtilityFactor...) or ours; the same as goengine-param."""
+        if len(args) != 2 or not searchopts.is_option(args[0]):
+            raise GTPError("syntax error")
+        return self.cmd_goengine_param([searchopts.option_field(args[0]), args[1]])
+
+    def cmd_kata_get_param(self, args: list[str]) -> str:
+        if len(args) != 1 or not searchopts.is_option(args[0]):
+            raise GTPError("syntax error")
+        return f"{getattr(self.config.search, searchopts.option_field(args[0])):g}"
