@@ -367,7 +367,7 @@ class AnalysisEngine:
 
 def build_parser() -> argparse.ArgumentParser:
     """The GTP engine's options (``--weights``, ``--threads``, ``--batch``, ``--visits``,
-    ``--time``, ``--seed``, ``--precision``, ``--device``, ``--max-memory``, ``--log``) and the
+    ``--time``, ``--seed``, ``--precision``, ``--device``, ``--max-memory``, ``--search``, ``--log``) and the
     analysis engine's own."""
     from engine.__main__ import build_parser as gtp_parser
     p = gtp_parser()
@@ -436,6 +436,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     search = SearchParams()
     if args.max_memory is not None:
         search = dataclasses.replace(search, max_memory=args.max_memory)
+    for options in args.search:
+        search = dataclasses.replace(search, **options)
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),
                              visits_cap=args.max_visits_cap, perspective=args.report_as,
                              max_seconds=args.time, search=search)
