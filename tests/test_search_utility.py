@@ -277,3 +277,22 @@ def test_options_by_name():
     assert searchopts.describe(params) == "static_score_utility=0.1,cpuct_stdev_scale=0.85"
     with pytest.raises(ValueError, match="outside"):
         parse_inproc("inproc:net.pt:cpuct_stdev_scale=3")
+
+
+def test_search_ab_plays_a_variant_against_the_base(tmp_path, capsys):
+    from engine import weights
+    from engine.network import NetConfig
+    from tools import search_ab
+
+    net = tmp_path / "tiny.pt"
+    weights.save(net, weights.new_model(NetConfig(blocks=1, filters=8), seed=1), {"step": 0, "board_sizes": [5]})
+    assert search_ab.main(["--weights", str(net), "--size", "5", "--komi", "7", "--games", "2",
+                           "--visits", "4", "--parallel", "2", "--random-moves", "1",
+                           "--out", str(tmp_path / "ab"), "--variant",
+                           "score=staticScoreUtilityFactor=0.1,dynamicScoreUtilityFactor=0.3"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| score |"))
+    assert "static_score_utility=0.1,dynamic_score_utility=0.3 | 4 visits | 2 (" in row
+    assert (tmp_path / "ab" / "score" / "results.json").exists()
+    with pytest.raises(SystemExit):
+        search_ab.main(["--variant", "x=staticScoreUtilityFactor=9"])
