@@ -595,8 +595,8 @@ class GTPEngine(GTPServer, AnalysisCommands):
                 f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
                 f"[string] max_memory {format_memory(cfg.search.max_memory)}",
-                f"[list/chinese/tromp-taylor] rules {self.game.rules.name}",
                 *(f"[string] {k} {getattr(cfg.search, k):g}" for k in searchopts.KATAGO_NAMES),
+                f"[list/chinese/tromp-taylor] rules {self.game.rules.name}",
             ])
         if len(args) != 2 or args[0] not in self.PARAMS:
             raise GTPError("syntax error")
