@@ -40,7 +40,9 @@ typedef struct {
      * view).  Selection and FPU read v + u; winrate, LCB, the move choice and resignation read v
      * alone.  The centre is the root's mean score when the root changes (its first evaluation
      * on a fresh tree, its subtree's mean on tree reuse), shrunk toward 0 by
-     * score_centre_zero_weight and kept within dyn_scale * N of that mean.  Scores are backed up
+     * score_centre_zero_weight and kept within dyn_scale * N of that mean; the utilities already
+     * summed in a kept subtree keep the centre they were computed with (KataGo recomputes them
+     * from each node's stored evaluation; our nodes store sums only).  Scores are backed up
      * only when the caller passes them (nets with a score head); 0 and 0 switch it off. */
     float static_score_utility;
     float dynamic_score_utility;
