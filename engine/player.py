@@ -119,7 +119,7 @@ class Player:
         n = tree.pending
         if n:
             ev = self.evaluator.evaluate(tree.planes[:n], keys=tree.keys[:n])
-            tree.backup(ev.policy, ev.value)
+            tree.backup(ev.policy, ev.value, scores=ev.score)
         return n
 
     def search(self, game: Game, visits: int | None = None, seconds: float | None = None,
@@ -220,7 +220,7 @@ class Player:
                         return
                     ev = self.evaluator.evaluate(planes[:n], keys=keys[:n])
                     with cond:
-                        tree.backup(ev.policy, ev.value, slot)
+                        tree.backup(ev.policy, ev.value, slot, scores=ev.score)
                         st["evals"] += n
                         cond.notify_all()
                         if callback is not None and not st["finished"]:

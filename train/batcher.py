@@ -236,17 +236,20 @@ class Batcher:
         return at
 
     def _backup_parts(self, trees: list[Search], counts: np.ndarray, policy: np.ndarray,
-                      value: np.ndarray) -> None:
+                      value: np.ndarray, score: np.ndarray | None = None) -> None:
         parts = self._parts(len(trees))
         if len(parts) == 1 or self._search_pool is None:
-            backup_many(trees, counts, policy, value)
+            backup_many(trees, counts, policy, value, score)
             return
         policy = np.ascontiguousarray(policy, dtype=np.float32)
         value = np.ascontiguousarray(value, dtype=np.float32)
+        if score is not None:
+            score = np.ascontiguousarray(score, dtype=np.float32)
         start = np.concatenate([[0], np.cumsum(counts)]).tolist()
 
         def one(a: int, b: int) -> None:
-            backup_many(trees[a:b], counts[a:b], policy[start[a]:], value[start[a]:])
+            backup_many(trees[a:b], counts[a:b], policy[start[a]:], value[start[a]:],
+                        None if score is None else score[start[a]:])
 
         futures = [self._search_pool.submit(one, a, b) for a, b in parts[1:]]
         one(*parts[0])
@@ -259,7 +262,7 @@ class Batcher:
         if result is not None:
             out, net_seconds = result
             t0 = self.clock()
-            self._backup_parts(flight.trees, flight.counts, out.policy, out.value)
+            self._backup_parts(flight.trees, flight.counts, out.policy, out.value, out.score)
             stats.search_seconds += self.clock() - t0
             stats.net_seconds += net_seconds
             stats.forward_passes += 1

@@ -27,6 +27,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import searchopts
 from engine.core import SearchParams
 from engine.memory import format_memory, parse_memory
 from engine.playsettings import PlaySettings
@@ -101,6 +102,9 @@ class RunConfig:
     noise_alpha: float = _opt(_PLAY.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                      "(0.03 per move on 19x19, as AlphaGo Zero)")
     c_puct: float = _opt(_SEARCH.c_puct, "PUCT exploration constant")
+    search_options: str = _opt("", "KataGo's search options of self-play and gating, NAME=VALUE[,...] "
+                                   "by our names or KataGo's (engine.searchopts: score utility, "
+                                   "cpuctUtilityStdev*); default: the engine's defaults")
     resign: bool = _opt(True, "allow resignation (threshold calibrated on no-resign games)")
     no_resign_fraction: float = _opt(0.1, "share of games never allowed to resign (calibration)")
     resign_fp_target: float = _opt(0.05, "largest accepted share of false resignations")
@@ -236,14 +240,18 @@ class RunConfig:
                 parse_memory(self.max_memory)
             except ValueError as exc:
                 raise ValueError(f"--max-memory: {exc}") from None
+        try:
+            searchopts.parse_options(self.search_options)
+        except ValueError as exc:
+            raise ValueError(f"--search-options: {exc}") from None
         return self
 
     def search_params(self, **changes: Any) -> SearchParams:
         """The search parameters of self-play and gating agents: ``changes`` over C's defaults,
-        with the tree memory cap of ``--max-memory``."""
+        with the tree memory cap of ``--max-memory`` and the ``--search-options``."""
         if self.max_memory:
             changes["max_memory"] = parse_memory(self.max_memory)
-        return dataclasses.replace(_SEARCH, **changes)
+        return dataclasses.replace(_SEARCH, **{**searchopts.parse_options(self.search_options), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
