@@ -24,6 +24,7 @@ from typing import Sequence
 # GUI or other programs; passive waiting costs nothing when they are not.  Set before torch loads.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from engine.play import searchopts  # noqa: E402
 from engine.core import SearchParams  # noqa: E402
 from engine.gtp import EngineConfig, GTPEngine  # noqa: E402
 from engine.nets.loading import WEIGHTS_DIR, default_weights_path, make_evaluator_factory  # noqa: E402
@@ -92,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           threads=args.threads)
     if args.max_memory is not None:
         config.search = dataclasses.replace(config.search, max_memory=args.max_memory)
+    for options in args.search:
+        config.search = searchopts.with_options(config.search, options)
     try:
         gtp = GTPEngine(factory, config, log=log)
         gtp.warm_up()

@@ -1,5 +1,5 @@
 """The rules, game and search of the C core (cffi ``ffi``/``lib`` from :mod:`engine.native`;
-the Winograd convolution kernels, :mod:`engine.winograd`, are the C core's other user).
+the Winograd convolution kernels, :mod:`engine.nets.winograd`, are the C core's other user).
 
 It ties C lifetimes to Python objects with ``ffi.gc``, checks every status and raises
 :class:`IllegalMoveError` or :class:`ValueError`.  No cdata leaves this module: callers see
@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine.native import ffi, lib
-from engine.buffers import check_buffer
+from engine.searchbatch import _floats_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules, format_result
 
@@ -375,6 +375,13 @@ class SearchParams:
     max_memory: int = _SEARCH_DEFAULTS["max_memory"]
     max_collisions: int = _SEARCH_DEFAULTS["max_collisions"]
     forced_playouts_k: float = _SEARCH_DEFAULTS["forced_playouts_k"]
+    static_score_utility: float = _SEARCH_DEFAULTS["static_score_utility"]
+    dynamic_score_utility: float = _SEARCH_DEFAULTS["dynamic_score_utility"]
+    dynamic_score_scale: float = _SEARCH_DEFAULTS["dynamic_score_scale"]
+    score_centre_zero_weight: float = _SEARCH_DEFAULTS["score_centre_zero_weight"]
+    cpuct_stdev_prior: float = _SEARCH_DEFAULTS["cpuct_stdev_prior"]
+    cpuct_stdev_prior_weight: float = _SEARCH_DEFAULTS["cpuct_stdev_prior_weight"]
+    cpuct_stdev_scale: float = _SEARCH_DEFAULTS["cpuct_stdev_scale"]
 
     def _c(self):
         p = ffi.new("search_params_t *")
@@ -578,17 +585,20 @@ class Search:
         self._pending[slot] = n
         return n
 
-    def backup(self, policy: np.ndarray, values: np.ndarray, slot: int = 0) -> None:
-        """Backs up the network's policy logits and values of the leaves pending in ``slot``."""
+    def backup(self, policy: np.ndarray, values: np.ndarray, slot: int = 0,
+               scores: np.ndarray | None = None) -> None:
+        """Backs up the network's policy logits, values and score leads (side to move, points;
+        None without a score head: no score utility) of the leaves pending in ``slot``."""
         n = self._pending[slot]
         policy = np.ascontiguousarray(policy[:n], dtype=np.float32)
         values = np.ascontiguousarray(values[:n], dtype=np.float32)
         if policy.shape != (n, self.size * self.size + 1):
             raise ValueError(f"policy must have shape ({n}, {self.size * self.size + 1})")
-        if values.shape != (n,):
-            raise ValueError(f"values must have shape ({n},)")
+        for name, a in (("values", values), ("scores", scores)):
+            if a is not None and np.shape(a[:n]) != (n,):
+                raise ValueError(f"{name} must have shape ({n},)")
         if lib.search_backup_slot(self._ptr, int(slot), ffi.from_buffer("float[]", policy),
-                                  ffi.from_buffer("float[]", values), n) != 0:
+                                  ffi.from_buffer("float[]", values), _floats_or_null(scores, n), n) != 0:
             raise RuntimeError("backup does not match the pending leaves")
         self._pending[slot] = 0
 
@@ -598,8 +608,18 @@ class Search:
 
     @property
     def value(self) -> float:
-        """Root value for the side to move, -1..1."""
+        """Root value for the side to move, -1..1 (win/loss only, never the score utility)."""
         return float(lib.search_root_value(self._ptr))
+
+    @property
+    def score(self) -> float:
+        """Root mean score lead for the side to move (0 when no scores were backed up)."""
+        return float(lib.search_root_score(self._ptr))
+
+    def child_utility(self, move: int) -> float:
+        """Selection's utility of root child ``move``: mean value plus mean score utility
+        (mover's view; -2 when unvisited)."""
+        return float(lib.search_child_utility(self._ptr, int(move)))
 
     @property
     def nodes(self) -> int:
@@ -633,81 +653,11 @@ class Search:
     def visit_distribution(self) -> np.ndarray:
         """Normalised root visit counts over N*N+1 points (the policy training target)."""
         dist = np.zeros(self.size * self.size + 1, np.float32)
-        for c in self.children(with_pv=False):
-            dist[c.move] = c.visits
+        moves, visits = self._root_children()[:2]
+        dist[moves] = visits
         total = dist.sum()
         return dist / total if total > 0 else dist
 
     def choose(self) -> int:
         """The move to play under params.temperature / LCB; never illegal."""
         return int(lib.search_choose(self._ptr))
-
-
-def _pool_geometry(searches: Sequence[Search]) -> tuple[int, int]:
-    """(board size, planes) shared by every search of a pool; ValueError when they differ."""
-    first = searches[0]
-    for s in searches:
-        if s.size != first.size or s._nplanes != first._nplanes:
-            raise ValueError("the searches of one batch must share board size and feature set")
-    return first.size, first._nplanes
-
-
-def collect_many(searches: Sequence[Search], per_search: int, planes: np.ndarray,
-                 keys: np.ndarray, counts: np.ndarray) -> int:
-    """Collects up to ``per_search`` leaves from each search into one buffer (one C call);
-    returns the leaves collected, ``counts[i]`` those of search i.
-
-    The searches must share board size and feature set.  ``planes`` must be float32
-    [>= len*per_search, P, N, N], ``keys`` uint64 [>= len*per_search], ``counts`` int32
-    [>= len(searches)], all C-contiguous and writable: ValueError otherwise, before C writes
-    anything, and for ``per_search`` outside 0..max_batch of a search."""
-    n = len(searches)
-    if n == 0:
-        return 0
-    per_search = int(per_search)
-    if per_search < 0 or any(per_search > s.max_batch for s in searches):
-        raise ValueError("per_search must be 0..max_batch of every search")
-    size, nplanes = _pool_geometry(searches)
-    room = n * per_search
-    check_buffer("planes", planes, np.float32, ((">=", room), nplanes, size, size), True)
-    check_buffer("keys", keys, np.uint64, ((">=", room),), True)
-    check_buffer("counts", counts, np.int32, ((">=", n),), True)
-    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
-    total = lib.search_collect_many(ptrs, n, per_search, ffi.from_buffer("float[]", planes),
-                                    ffi.from_buffer("uint64_t[]", keys),
-                                    ffi.from_buffer("int32_t[]", counts))
-    for s, c in zip(searches, counts):
-        s.pending = int(c)
-    return int(total)
-
-
-def backup_many(searches: Sequence[Search], counts: np.ndarray, policy: np.ndarray,
-                values: np.ndarray) -> None:
-    """Backs up one batch's results into the searches collected by :func:`collect_many`.
-
-    ``counts`` are the leaves pending in each search (as collect_many returned them);
-    ``policy`` holds logits [>= sum(counts), N*N+1] and ``values`` [>= sum(counts)], rows in
-    collection order.  ValueError, before C reads anything, when the counts do not match the
-    pending leaves or a buffer is too small or of the wrong shape."""
-    if not searches:
-        return
-    n = len(searches)
-    size, _ = _pool_geometry(searches)
-    counts = np.asarray(counts)
-    if counts.ndim != 1 or counts.shape[0] < n or not np.issubdtype(counts.dtype, np.integer):
-        raise ValueError(f"counts must be integers [>= {n}], got {counts.dtype} {counts.shape}")
-    counts = np.ascontiguousarray(counts[:n], dtype=np.int32)
-    pending = [s.pending for s in searches]
-    if counts.tolist() != pending:
-        raise ValueError(f"counts {counts.tolist()} do not match the pending leaves {pending}")
-    total = int(counts.sum())
-    policy = np.ascontiguousarray(policy, dtype=np.float32)
-    values = np.ascontiguousarray(values, dtype=np.float32)
-    check_buffer("policy", policy, np.float32, ((">=", total), size * size + 1), False)
-    check_buffer("values", values, np.float32, ((">=", total),), False)
-    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
-    if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
-                              ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values)) != 0:
-        raise RuntimeError("backup does not match the pending leaves")
-    for s in searches:
-        s.pending = 0

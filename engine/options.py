@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from engine.play import searchopts
 from engine.gtp import EngineConfig
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import DEFAULT_VISITS
@@ -45,6 +46,13 @@ def _winrate(text: str) -> float:
 def _memory(text: str) -> int:
     try:
         return parse_memory(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _search_options(text: str) -> dict[str, float]:
+    try:
+        return searchopts.parse_options(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -118,6 +126,10 @@ GTP:
                         f"default {format_memory(DEFAULTS.search.max_memory)}).  A full tree stops "
                         "growing and further visits re-evaluate its "
                         "leaves.  Also goengine-param max_memory")
+    p.add_argument("--search", type=_search_options, action="append", default=[], metavar="OPTS",
+                   help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
+                        f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}.  "
+                        "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")
     p.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
                    help="seconds kept in reserve on every move under a clock "
                         f"(default {DEFAULTS.lag_buffer:g})")

@@ -32,6 +32,9 @@ struct search {
     uint64_t rng;
     int noise_requested;
     int64_t full_events;
+    /* Score utility: whether any backup carried scores, and the dynamic centre (Black's lead). */
+    int scored, centre_set;
+    float score_centre;
     /* Root visit targets (search_set_root_targets), by root edge index; -1: not a candidate. */
     int root_targets_on;
     int32_t root_target[BOARD_MAX_AREA + 1];
@@ -66,6 +69,13 @@ void search_default_params(search_params_t *p) {
     p->max_memory = (int64_t)2 << 30;
     p->max_collisions = 8;
     p->forced_playouts_k = 0.0f;
+    p->static_score_utility = 0.0f;   /* KataGo's GTP default: 0.1 */
+    p->dynamic_score_utility = 0.0f;  /* KataGo's GTP default: 0.3 */
+    p->dynamic_score_scale = 0.75f;
+    p->score_centre_zero_weight = 0.2f;
+    p->cpuct_stdev_prior = 0.4f;
+    p->cpuct_stdev_prior_weight = 2.0f;
+    p->cpuct_stdev_scale = 0.0f;      /* KataGo's GTP default: 0.85 */
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -112,6 +122,7 @@ static int reset_tree(search_t *s) {
     s->nnodes = 1;
     s->root = 0;
     s->root_targets_on = 0;
+    s->centre_set = 0;
     return 0;
 }
 
@@ -235,6 +246,7 @@ static int compact_tree(search_t *s, int32_t keep) {
     s->nedges = ne;
     s->root = 0;
     s->root_targets_on = 0;
+    s->centre_set = 0;
     return 0;
 }
 
@@ -363,6 +375,24 @@ static int32_t select_forced(const search_t *s, const node_t *root) {
     return best;
 }
 
+/* Sum of a node's utilities: value plus score utility (the view of the player who moved). */
+static float utility_sum(const node_t *n) { return n->value_sum + n->util_sum; }
+
+/* Factor of the PUCT term from the spread of the parent's utilities (KataGo's
+ * cpuctUtilityStdev*); exactly 1 with cpuct_stdev_scale 0. */
+static float explore_factor(const search_t *s, const node_t *parent) {
+    if (s->p.cpuct_stdev_scale == 0.0f) return 1.0f;
+    double prior = s->p.cpuct_stdev_prior > 1e-6f ? s->p.cpuct_stdev_prior : 1e-6, sd = prior;
+    if (parent->visits > 1) {
+        double n = parent->visits, m = utility_sum(parent) / n, m2 = m * m;
+        double sq = parent->util_sq / n, w = s->p.cpuct_stdev_prior_weight;
+        if (sq < m2) sq = m2;
+        double var = ((m2 + prior * prior) * w + sq * n) / (w + n - 1.0) - m2;
+        sd = sqrt(var > 0.0 ? var : 0.0);
+    }
+    return (float)(1.0 + s->p.cpuct_stdev_scale * (sd / prior - 1.0));
+}
+
 /* Index of the edge of `parent` that PUCT picks (at the root: the targets or forced playouts
  * first, when set); -1 when root targets leave nothing to do. */
 static int32_t select_edge(const search_t *s, const node_t *parent, int is_root, int depth,
@@ -374,10 +404,10 @@ static int32_t select_edge(const search_t *s, const node_t *parent, int is_root,
     }
     float vl = s->p.virtual_loss;
     float parent_n = (float)parent->visits + vl * (float)parent->in_flight;
-    float parent_q = parent->visits > 0 ? -parent->value_sum / (float)parent->visits : 0.0f;
+    float parent_q = parent->visits > 0 ? -utility_sum(parent) / (float)parent->visits : 0.0f;
     float cp = s->p.c_puct + s->p.c_puct_factor *
                logf((parent_n + s->p.c_puct_base + 1.0f) / s->p.c_puct_base);
-    float scale = cp * sqrtf(parent_n > 1.0f ? parent_n : 1.0f);
+    float scale = cp * sqrtf(parent_n > 1.0f ? parent_n : 1.0f) * explore_factor(s, parent);
     /* One pass: the best visited edge by Q + U, and the unvisited edge with the highest prior
      * (all unvisited edges share the FPU value, so that one is their best). */
     float visited_prior = 0.0f, best_score = -1e30f, best_unvisited_prior = -1.0f;
@@ -396,7 +426,7 @@ static int32_t select_edge(const search_t *s, const node_t *parent, int is_root,
         if (c && c->visits + c->in_flight > 0) {
             visited_prior += e->prior;
             float n = (float)c->visits + vl * (float)c->in_flight;
-            float q = (c->value_sum - vl * (float)c->in_flight) / n;
+            float q = (utility_sum(c) - vl * (float)c->in_flight) / n;
             float score = q + scale * e->prior / (1.0f + n);
             if (score > best_score) { best_score = score; best = k; }
         } else if (e->prior > best_unvisited_prior) {
@@ -412,22 +442,62 @@ static int32_t select_edge(const search_t *s, const node_t *parent, int is_root,
     return parent->edges + best;
 }
 
-/* Terminal value for the side to move of board b (game over by two passes). */
-static float terminal_value(const search_t *s, const board_t *b) {
+/* Final score (area minus komi) for the side to move of board b (game over by two passes). */
+static float terminal_score(const search_t *s, const board_t *b) {
     float score = (float)board_area(b, NULL) - s->game->rules.komi;
-    if (b->to_move == WHITE) score = -score;
-    return score > 0.0f ? 1.0f : score < 0.0f ? -1.0f : 0.0f;
+    return b->to_move == WHITE ? -score : score;
 }
 
-static void backup_path(search_t *s, const int32_t *path, int len, float value, int remove_vl) {
-    float w = -value; /* the leaf's value is for its side to move; the leaf node stores the mover's */
+static float sign_value(float score) { return score > 0.0f ? 1.0f : score < 0.0f ? -1.0f : 0.0f; }
+
+/* Score utility of a lead of `lead` points for `color` to move (see search_params_t). */
+static float score_utility(const search_t *s, float lead, int color) {
+    const float two_over_pi = 0.63661977f, n = (float)s->game->board.size;
+    float u = 0.0f;
+    if (s->p.static_score_utility != 0.0f)
+        u += s->p.static_score_utility * two_over_pi * atanf(lead / (2.0f * n));
+    if (s->p.dynamic_score_utility != 0.0f) {
+        float k = s->p.dynamic_score_scale > 0.01f ? s->p.dynamic_score_scale : 0.01f;
+        float centre = color == BLACK ? s->score_centre : -s->score_centre;
+        u += s->p.dynamic_score_utility * two_over_pi * atanf((lead - centre) / (k * n));
+    }
+    return u;
+}
+
+/* Sets the dynamic centre from Black's expected lead (KataGo's recentScoreCenter). */
+static void set_centre(search_t *s, float black_lead) {
+    float c = black_lead * (1.0f - s->p.score_centre_zero_weight);
+    float k = s->p.dynamic_score_scale > 0.01f ? s->p.dynamic_score_scale : 0.01f;
+    float cap = k * (float)s->game->board.size;
+    if (c > black_lead + cap) c = black_lead + cap;
+    if (c < black_lead - cap) c = black_lead - cap;
+    s->score_centre = c;
+    s->centre_set = 1;
+}
+
+/* Colour to move at the end of a path of len nodes from the root (every move alternates). */
+static int path_color(const search_t *s, int len) {
+    int c = s->game->board.to_move;
+    return ((len - 1) & 1) ? board_other(c) : c;
+}
+
+/* Backs up a leaf's value, score utility and score lead (its side to move's view). */
+static void backup_path(search_t *s, const int32_t *path, int len, float value, float util,
+                        float lead, int remove_vl) {
+    /* the leaf's figures are for its side to move; the leaf node stores the mover's */
+    float w = -value, u = -util, sc = -lead;
     for (int i = len - 1; i >= 0; i--) {
         node_t *n = &s->nodes[path[i]];
         n->visits++;
         n->value_sum += w;
         n->value_sq += w * w;
+        n->util_sum += u;
+        n->util_sq += (w + u) * (w + u);
+        n->score_sum += sc;
         if (remove_vl) n->in_flight--;
         w = -w;
+        u = -u;
+        sc = -sc;
     }
 }
 
@@ -498,12 +568,15 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
     for (;;) {
         node_t *n = &s->nodes[ni];
         if (n->state == NODE_TERMINAL) {
-            backup_path(s, path, len, -n->value_sum / (float)n->visits, 0);
+            float inv = -1.0f / (float)n->visits;
+            backup_path(s, path, len, n->value_sum * inv, n->util_sum * inv, n->score_sum * inv, 0);
             return 0;
         }
         if (b->passes >= 2) {
             n->state = NODE_TERMINAL;
-            backup_path(s, path, len, terminal_value(s, b), 0);
+            float score = terminal_score(s, b);
+            backup_path(s, path, len, sign_value(score),
+                        s->scored ? score_utility(s, score, b->to_move) : 0.0f, s->scored ? score : 0.0f, 0);
             return 0;
         }
         if (n->state == NODE_PENDING) return -1;
@@ -601,11 +674,21 @@ int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys) {
     return search_collect_slot(s, 0, max_leaves, planes, keys);
 }
 
-int search_backup_slot(search_t *s, int slot, const float *policy, const float *values, int n) {
+int search_backup_slot(search_t *s, int slot, const float *policy, const float *values,
+                       const float *scores, int n) {
     if (slot < 0 || slot >= s->nslots) return -1;
     pending_t *q = &s->slot[slot];
     if (n != q->npending) return -1;
     int stride = s->area + 1;
+    float max_lead = 2.0f * (float)s->area;
+    if (scores && !s->centre_set) {
+        const node_t *root = &s->nodes[s->root];
+        float lead = root->visits ? -root->score_sum / (float)root->visits : 0.0f;  /* to move */
+        for (int i = 0; i < n && !root->visits; i++)  /* a fresh root is evaluated on its own */
+            if (q->len[i] == 1 && scores[i] == scores[i]) lead = scores[i];
+        set_centre(s, s->game->board.to_move == BLACK ? lead : -lead);
+    }
+    if (scores) s->scored = 1;
     float pt = s->p.policy_temperature > 0.0f ? s->p.policy_temperature : 1.0f;
     for (int i = 0; i < n; i++) {
         const int32_t *path = q->path + (size_t)i * SEARCH_MAX_DEPTH;
@@ -639,15 +722,20 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         if (v != v) v = 0.0f;          /* NaN: no information, an even position */
         if (v < -1.0f) v = -1.0f;
         if (v > 1.0f) v = 1.0f;
-        backup_path(s, path, len, v, 1);
+        float lead = scores ? scores[i] : 0.0f;
+        if (lead != lead) lead = 0.0f;
+        if (lead < -max_lead) lead = -max_lead;
+        if (lead > max_lead) lead = max_lead;
+        float u = scores ? score_utility(s, lead, path_color(s, len)) : 0.0f;
+        backup_path(s, path, len, v, u, lead, 1);
     }
     q->npending = 0;
     if (s->noise_requested) apply_noise(s);
     return 0;
 }
 
-int search_backup(search_t *s, const float *policy, const float *values, int n) {
-    return search_backup_slot(s, 0, policy, values, n);
+int search_backup(search_t *s, const float *policy, const float *values, const float *scores, int n) {
+    return search_backup_slot(s, 0, policy, values, scores, n);
 }
 
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
@@ -664,12 +752,12 @@ int search_collect_many(search_t **ss, int n, int per_search, float *planes, uin
 }
 
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
-                       const float *values) {
+                       const float *values, const float *scores) {
     int offset = 0;
     for (int i = 0; i < n; i++) {
         search_t *s = ss[i];
         if (search_backup(s, policy + (size_t)offset * (size_t)(s->area + 1), values + offset,
-                          counts[i]) != 0)
+                          scores ? scores + offset : NULL, counts[i]) != 0)
             return -1;
         offset += counts[i];
     }
@@ -684,6 +772,33 @@ float search_root_value(const search_t *s) {
     const node_t *r = &s->nodes[s->root];
     return r->visits ? -r->value_sum / (float)r->visits : 0.0f;
 }
+
+float search_root_score(const search_t *s) {
+    const node_t *r = &s->nodes[s->root];
+    return r->visits ? -r->score_sum / (float)r->visits : 0.0f;
+}
+
+float search_root_utility(const search_t *s) {
+    const node_t *r = &s->nodes[s->root];
+    return r->visits ? -r->util_sum / (float)r->visits : 0.0f;
+}
+
+float search_score_centre(const search_t *s) { return s->score_centre; }
+
+float search_child_utility(const search_t *s, int pt) {
+    const node_t *r = &s->nodes[s->root];
+    if (pt < 0 || pt > s->area) return -2.0f;
+    int v = board_from_compact(&s->game->board, pt);
+    for (int k = 0; r->edges >= 0 && k < r->nedges; k++) {
+        const edge_t *e = &s->edges[r->edges + k];
+        if (e->move != v) continue;
+        if (e->child < 0 || s->nodes[e->child].visits == 0) return -2.0f;
+        return utility_sum(&s->nodes[e->child]) / (float)s->nodes[e->child].visits;
+    }
+    return -2.0f;
+}
+
+float search_root_explore_factor(const search_t *s) { return explore_factor(s, &s->nodes[s->root]); }
 
 /* Student's t for the LCB (as Leela Zero picks its move): with n visits the bound is
  * mean - t(n-1) * sqrt(sample variance / n), where t(df) has the upper-tail probability that

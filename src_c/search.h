@@ -32,6 +32,29 @@ typedef struct {
     float forced_playouts_k;   /* KataGo's forced playouts at the root: a child that has been visited
                                   gets at least sqrt(k * prior * child visits total) visits (0: off;
                                   KataGo uses 2, in self-play only) */
+    /* Score utility (KataGo's): a leaf whose network gives the side to move a lead of x points
+     * is worth, beside its value v, the utility
+     *   u = static_score_utility * f(x, 0, 2) + dynamic_score_utility * f(x, centre, dyn_scale)
+     * with f(x, c, k) = 2/pi * atan((x - c) / (k * N)) on an N x N board (c from the mover's
+     * view).  Selection and FPU read v + u; winrate, LCB, the move choice and resignation read v
+     * alone.  The centre is the root's mean score when the root changes (its first evaluation
+     * on a fresh tree, its subtree's mean on tree reuse), shrunk toward 0 by
+     * score_centre_zero_weight and kept within dyn_scale * N of that mean; the utilities already
+     * summed in a kept subtree keep the centre they were computed with (KataGo recomputes them
+     * from each node's stored evaluation; our nodes store sums only).  Scores are backed up
+     * only when the caller passes them (nets with a score head); 0 and 0 switch it off. */
+    float static_score_utility;
+    float dynamic_score_utility;
+    float dynamic_score_scale;       /* dyn_scale above (KataGo's dynamicScoreCenterScale) */
+    float score_centre_zero_weight;  /* KataGo's dynamicScoreCenterZeroWeight */
+    /* Exploration scaled by the spread of utilities (KataGo's cpuctUtilityStdev*): the PUCT
+     * term of a parent with n visits is multiplied by 1 + stdev_scale * (sd / prior - 1), where
+     * sd^2 = ((m^2 + prior^2) * w + (sum of squared utilities)) / (w + n - 1) - m^2, m the
+     * parent's mean utility, prior = cpuct_stdev_prior and w = cpuct_stdev_prior_weight (sd =
+     * prior under 2 visits).  cpuct_stdev_scale 0 switches it off. */
+    float cpuct_stdev_prior;
+    float cpuct_stdev_prior_weight;
+    float cpuct_stdev_scale;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
@@ -44,12 +67,15 @@ typedef struct {
     int16_t pad;
 } edge_t;
 
-/* A visited position: 24 bytes. */
+/* A visited position: 36 bytes. */
 typedef struct {
     int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
     int32_t visits;     /* completed visits */
     float value_sum;    /* sum of values from the view of the player who moved into this node */
     float value_sq;     /* sum of squared values (for the LCB) */
+    float util_sum;     /* sum of score utilities, same view (selection adds it to value_sum) */
+    float util_sq;      /* sum of squared utilities, value plus score utility (cPUCT's spread) */
+    float score_sum;    /* sum of score leads in points, same view (the dynamic centre) */
     uint16_t nedges;    /* legal moves (edges) */
     int16_t in_flight;  /* descents waiting for an evaluation below this node */
     uint8_t state;      /* NODE_* */
@@ -107,16 +133,18 @@ int search_pending(const search_t *s, int slot);
  * (keys may be NULL).  Terminal positions met on the way are scored and backed up at once.
  * Returns the number of leaves now pending in the slot, or -1 for a bad slot. */
 int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, uint64_t *keys);
-/* Backs up policy logits [n][N*N+1] and values [n] (side to move of each leaf, -1..1) of the
- * n leaves pending in the slot, in collection order.  Returns 0, or -1 if n does not match.
+/* Backs up policy logits [n][N*N+1], values [n] (side to move of each leaf, -1..1) and score
+ * leads [n] (side to move, points; NULL when the net has no score head: no score utility) of
+ * the n leaves pending in the slot, in collection order.  Returns 0, or -1 if n does not match.
  * A broken network's outputs are tamed: NaN or -inf logits get no prior, +inf ones the most;
- * values are clamped to -1..1 and a NaN value counts as 0 (even). */
-int search_backup_slot(search_t *s, int slot, const float *policy, const float *values, int n);
+ * values are clamped to -1..1, scores to +-2 N*N, and a NaN value or score counts as 0. */
+int search_backup_slot(search_t *s, int slot, const float *policy, const float *values,
+                       const float *scores, int n);
 /* Withdraws the slot's pending leaves without evaluating them (virtual loss removed). */
 int search_cancel_slot(search_t *s, int slot);
 /* Slot 0 forms of collect and backup. */
 int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
-int search_backup(search_t *s, const float *policy, const float *values, int n);
+int search_backup(search_t *s, const float *policy, const float *values, const float *scores, int n);
 /* Consistency check for tests: 0 when no node has negative in-flight descents, none is left
  * in flight or pending while no slot has leaves pending, and (below the memory cap) every
  * expanded node's visits are 1 + its children's and its in-flight count its children's;
@@ -126,9 +154,9 @@ int64_t search_check(const search_t *s);
  * counts[i] gets the leaves of search i.  Returns the total. */
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
                         int32_t *counts);
-/* Pool form of search_backup; counts as returned by search_collect_many. */
+/* Pool form of search_backup; counts as returned by search_collect_many; scores may be NULL. */
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
-                       const float *values);
+                       const float *values, const float *scores);
 /* Root visits (including the root's own evaluation). */
 int32_t search_root_visits(const search_t *s);
 /* Student's t quantile with df degrees of freedom at the upper-tail probability of normal z
@@ -140,6 +168,17 @@ double search_t_quantile(double z, int df);
 float search_lcb(float z, int32_t visits, float value_sum, float value_sq);
 /* Root value from the side to move's view (-1..1), 0 if unvisited. */
 float search_root_value(const search_t *s);
+/* Root mean score lead (side to move, points) and mean score utility (side to move), 0 if
+ * unvisited or without scores. */
+float search_root_score(const search_t *s);
+float search_root_utility(const search_t *s);
+/* The dynamic score utility's centre (Black's lead, points). */
+float search_score_centre(const search_t *s);
+/* The utility of PUCT selection (exposed for tests): of root child compact move pt, the mean
+ * value plus mean score utility (mover's view; -2 if unvisited or not a child), and the
+ * exploration factor of the root (1 without cpuct_stdev_scale). */
+float search_child_utility(const search_t *s, int pt);
+float search_root_explore_factor(const search_t *s);
 /* Writes up to max children of the root: compact move, visits, Q (mover's view, -1..1),
  * prior, LCB; returns the number of children. */
 int search_root_children(const search_t *s, int32_t *moves, int32_t *visits, float *q,

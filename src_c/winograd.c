@@ -34,7 +34,7 @@ static inline __attribute__((always_inline)) void v8_store(float *p, v8f r) { me
 #define WINO_VEC 0
 #endif
 
-/* The matrices engine/winograd.py builds (points 0, 1, -1, 2, -2, infinity), as constants: the
+/* The matrices engine/nets/winograd.py builds (points 0, 1, -1, 2, -2, infinity), as constants: the
  * kernel folds their zeros and ones away.  Other matrices are refused (status 1). */
 static const float BT2[16] = {-1, 0, 1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, -1, 0, 1};
 static const float AT2[8] = {1, 1, 1, 0, 0, 1, -1, 1};

@@ -12,7 +12,7 @@ from engine.nets.evaluator import TorchEvaluator
 from engine.nets.network import GoNet, NetConfig
 from engine.nets.precision import TOLERANCE, output_diff
 from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
-from train.trainer import Trainer, TrainSettings
+from train.learn.step import Trainer, TrainSettings
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="no CUDA device (torch.cuda.is_available() is False)")
@@ -72,6 +72,32 @@ def test_self_play_games_on_cuda_finish_and_count_their_flops():
     assert len(finished) == 8
     assert all(len(fg.record().moves) > 0 for fg in finished)
     assert flops.COUNTER.total - before >= ev.positions_evaluated * flops.forward_flops(net, 7)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_cuda_graphs_give_the_eager_outputs_for_every_batch(dtype):
+    """Replayed graphs (padded batches: 5 rides in 16, 17 in 32) against the eager forward."""
+    net = _net()
+    eager = TorchEvaluator(net, device="cuda", dtype=dtype, symmetries="none", cache_size=0)
+    graphs = TorchEvaluator(net, device="cuda", dtype=dtype, symmetries="none", cache_size=0, cuda_graphs=True)
+    for b in (5, 16, 17, 5):
+        x = _planes(net, b)
+        want, got = eager.evaluate(x), graphs.evaluate(x)
+        np.testing.assert_allclose(got.value, want.value, atol=1e-2 if dtype == "bf16" else 1e-4)
+        np.testing.assert_allclose(got.policy, want.policy, atol=5e-2 if dtype == "bf16" else 1e-3)
+    assert graphs._graphs.captures == 2                 # buckets 16 and 32, each captured once
+
+
+def test_two_lanes_with_cuda_graphs_play_self_play_games():
+    net = _net()
+    ev = TorchEvaluator(net, device="cuda", symmetries="random", seed=3, cuda_graphs=True)
+    agent = Agent("cuda-net", ev)
+    settings = PlaySettings(visits=16, temperature_moves=4)
+    rules = Rules.preset("chinese", 7.0)
+    specs = iter([GameSpec(7, rules, agent, agent, settings, seed=i) for i in range(8)])
+    pool = GamePool(8, lambda slot: next(specs, None), batch=64, max_leaves_per_search=8, lanes=2)
+    finished = list(pool.run())
+    assert len(finished) == 8 and pool.stats.leaves == ev.positions_evaluated + ev.cache_hits
 
 
 def test_a_training_step_on_cuda_learns():

@@ -135,9 +135,11 @@ def test_settle_does_nothing_on_a_cpu(net, monkeypatch):
     assert gs.settle(both, net, 9) is None and (both.threads, both.batch) == (3, 24)
 
 
-def test_the_precision_is_measured_again_at_another_batch_on_cuda(net, monkeypatch):
+def test_the_precision_is_measured_again_at_another_batch_on_cuda(net, monkeypatch, tmp_path):
     """On CUDA a cached precision measured at batch 16 is measured again at the engine's batch;
-    on a CPU the cached choice stands, whatever its batch (today's behaviour)."""
+    on a CPU the cached choice stands, whatever its batch (today's behaviour).  A cache of its
+    own: other tests' engines cache choices for nets of this shape."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     calls = []
 
     def timer(p, forward, rows, seconds):

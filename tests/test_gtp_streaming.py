@@ -156,3 +156,31 @@ def test_absolute_time_is_spread_over_the_game(engine_9x9):
     for i in range(6):
         eng.command(f"genmove {'bw'[i % 2]}", timeout=10)
     assert time.monotonic() - start < 4.0
+
+
+def _analysis_moves(eng, command: str) -> set[str]:
+    """The moves of the first info line of ``command`` (then interrupted with ``name``)."""
+    eng.send(command)
+    assert eng.line()[1] == "= "
+    entries = check_info_line(eng.line()[1], "kata" if command.startswith("kata") else "lz", 9)
+    eng.send("name")
+    while eng.line()[1] != "":
+        pass
+    assert eng.reply() == ["= goengine"]
+    return {e["move"] for e in entries}
+
+
+def test_avoid_and_allow_keep_moves_out_of_the_analysis(engine_9x9):
+    """Leela Zero's and KataGo's ``avoid COLOR VERTICES DEPTH`` / ``allow ...`` arguments (what
+    Lizzie sends for its "avoid" feature): the avoided moves are never searched at the root."""
+    eng = engine_9x9
+    free = _analysis_moves(eng, "lz-analyze b 5")
+    assert len(free) > 3
+    avoided = sorted(free)[:3]
+    got = _analysis_moves(eng, f"lz-analyze b 5 avoid b {','.join(avoided)} 1")
+    assert got and not got & set(avoided)
+    assert _analysis_moves(eng, "kata-analyze b 5 allow b a1,j9 1") <= {"A1", "J9"}
+    assert _analysis_moves(eng, "lz-analyze b 5 avoid w a1 1 allow b pass,e5 2") <= {"pass", "E5"}
+    for bad in ("lz-analyze b 5 avoid b a1", "lz-analyze b 5 avoid b z1 1",
+                "lz-analyze b 5 allow b a1 1 allow b b1 1", "lz-analyze b 5 avoid x a1 1"):
+        assert eng.command(bad)[0].startswith("? syntax error"), bad

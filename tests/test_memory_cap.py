@@ -34,3 +34,29 @@ def test_inproc_spec_takes_a_cap():
     spec = parse_inproc("inproc:net.pt:visits=50,max_memory=256M")
     assert spec.max_memory == 256 << 20 and spec.visits == 50
     assert parse_inproc("inproc:net.pt").max_memory is None
+
+
+def test_engine_cap_holds_with_the_score_sums():
+    """A node carries the score utility's sums beside win/loss (36 bytes); the engine's
+    --max-memory cap (EngineConfig.search.max_memory) still bounds the tree with the score
+    utility and the scaled exploration on."""
+    import io
+
+    from test_search_utility import HashEvaluator
+
+    from engine.core import EDGE_BYTES, NODE_BYTES
+    from engine.gtp import EngineConfig, GTPEngine
+
+    assert NODE_BYTES == 36
+    cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
+    eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=5, visits=1500, seed=1, quiet=True,
+                                                              search=SearchParams(max_memory=cap)),
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    for name, value in (("staticScoreUtilityFactor", 0.1), ("dynamicScoreUtilityFactor", 0.3),
+                        ("cpuctUtilityStdevScale", 0.85)):
+        assert eng.command(f"kata-set-param {name} {value}") == ""
+    eng.command("genmove b")
+    tree = eng.player.search_tree
+    assert tree.params.static_score_utility == pytest.approx(0.1) and tree.params.max_memory == cap
+    assert tree.visits >= 1500 and tree.full_events > 0
+    assert tree.memory_bytes <= cap

@@ -214,10 +214,10 @@ def test_noise_does_not_flip_the_default(net, tmp_path):
     assert c.precision == Precision("fp32", False)
 
 
-# -- the trainer's precision (train.trainer.choose_train_amp) ----------------------------------
+# -- the trainer's precision (engine.nets.precision.choose_train_amp) -------------------------------
 
 def test_training_precision_is_measured_on_a_cpu_and_cached(net, tmp_path):
-    from train.trainer import choose_train_amp
+    choose_train_amp = prec.choose_train_amp
     cache = tmp_path / "train_amp.json"
     seen = []
 
@@ -244,11 +244,10 @@ def test_training_precision_is_measured_on_a_cpu_and_cached(net, tmp_path):
 
 
 def test_training_precision_ignores_a_corrupt_cache_and_refuses_inaccurate_bf16(net, tmp_path, monkeypatch):
-    from train import trainer
     cache = tmp_path / "train_amp.json"
     cache.write_text("{not json")
-    monkeypatch.setattr(trainer, "measure_train_amp", lambda *a, **k: (
+    monkeypatch.setattr(prec, "measure_train_amp", lambda *a, **k: (
         {"fp32": 100.0, "bf16": 300.0}, {"fp32": {"policy": 0.0, "value": 0.0},
                                          "bf16": {"policy": 0.5, "value": 0.0}}))
-    assert trainer.choose_train_amp(net, "cpu", 5, 8, cache=cache) == "fp32"
+    assert prec.choose_train_amp(net, "cpu", 5, 8, cache=cache) == "fp32"
     assert json.loads(cache.read_text())["version"] == prec.CACHE_VERSION      # rewritten

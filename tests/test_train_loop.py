@@ -117,3 +117,26 @@ def test_existing_run_needs_resume(run):
     assert r.returncode == 2 and "--resume" in r.stderr
     r = run_loop(["--run-dir", str(run.root), "--resume", "--budget", "1g", "--blocks", "2", "--quiet"])
     assert r.returncode == 2 and "cannot change" in r.stderr
+
+
+def test_a_run_with_two_lanes_and_search_threads(tmp_path):
+    """The self-play settings for a GPU, on a CPU: two lanes, two search threads (32 games in
+    flight, so each lane's 16 trees split in two parts)."""
+    root = tmp_path / "run"
+    args = [a for a in TINY]
+    args[args.index("--parallel-games") + 1] = "32"
+    r = run_loop(["--run-dir", str(root), "--budget", "6g", *args, "--selfplay-lanes", "2",
+                  "--selfplay-search-threads", "2"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    rd = RunDir(root)
+    cfg = rd.read_config()
+    assert (cfg["selfplay_lanes"], cfg["selfplay_search_threads"]) == (2, 2)
+    games = rd.list_games()
+    assert len(games) >= 6
+    for _, npz in games:
+        rec = read_npz(npz)
+        game = Game(5, Rules.preset("chinese", 2.5))
+        for color, point in zip(rec.colors, rec.moves):
+            game.play(int(point), int(color))
+        if rec.reason == "passes":
+            assert game.is_over and game.result_string() == rec.result_string()

@@ -12,7 +12,8 @@ from train.config import RunConfig
 from train.games.records import MoveInfo, build_record, write_npz
 from train.replay import BatchLoader, ReplayWindow, make_batch
 from train.rundir import GameName, RunDir
-from train.trainer import Trainer, TrainSettings, allowed_steps, lr_at
+from train.trainer import allowed_steps
+from train.learn.step import Trainer, TrainSettings, lr_at
 
 SIZE = 5
 

@@ -8,11 +8,13 @@ root of a clone.  In under 6 minutes it
    dependencies; then cffi directly);
 2. measures self-play with ``tools.selfplay_bench.bench`` (a random 10x128 net, 9x9, 200
    visits, 256 games in flight, batch 512: the issue's baseline row) against the bare forward
-   pass at the same batch (``tools.bench.raw_benchmark``, inside ``bench``);
+   pass at the same batch (``tools.bench.raw_benchmark``, inside ``bench``); later, time
+   allowing, the same with two lanes, 4 search threads and CUDA graphs (``--selfplay-lanes 2
+   --selfplay-search-threads 4 --selfplay-cuda-graphs``);
 3. measures the engine's visits/s at its defaults: ``python -m engine --size 9`` (the shipped
    net; on CUDA the threads and batch it measures itself, engine/nets/gpu_settings.py) answering two
    ``genmove`` commands, and on CUDA, when time allows, the same at ``--threads 8 --batch 64``;
-   then a 19x19 self-play row when time allows;
+   then the two-lane row and a 19x19 self-play row (two lanes) when time allows;
 4. runs the suite, ``python -m pytest -q -x``, with the time that is left (at most
    ``--suite-timeout``), recording the passed, failed and skipped counts (counted from the
    progress line when the time runs out: on a GPU the whole suite needs more than the
@@ -45,15 +47,22 @@ BUDGET_S = 345.0              # the whole check on a GPU, with margin under 6 mi
 DRY_BUDGET_S = 100.0          # --dry-run, under 2 minutes
 DRY_SUITE = ["tests/test_cuda.py", "tests/test_board.py"]
 
-# (selfplay_bench settings, seconds) per row: the H200 baseline row, then 19x19.
+# (selfplay_bench settings, seconds) per row: the H200 baseline row; the same with two
+# lanes, 4 search threads and CUDA graphs (train.games.batcher, engine.nets.cudagraphs); then 19x19 with them.
+_PIPELINED = {"selfplay_lanes": 2, "selfplay_search_threads": 4, "selfplay_cuda_graphs": True}
 GPU_ROWS = [
     ({"board_size": 9, "blocks": 10, "filters": 128, "visits": 200, "parallel_games": 256, "batch": 512}, 24.0),
-    ({"board_size": 19, "blocks": 10, "filters": 128, "visits": 200, "parallel_games": 256, "batch": 512}, 20.0),
+    ({"board_size": 9, "blocks": 10, "filters": 128, "visits": 200, "parallel_games": 256, "batch": 512,
+      **_PIPELINED}, 20.0),
+    ({"board_size": 19, "blocks": 10, "filters": 128, "visits": 200, "parallel_games": 256, "batch": 512,
+      **_PIPELINED}, 20.0),
 ]
 # --dry-run: a tiny net at fp32 (no precision measurement), a few seconds a row.
 DRY_ROWS = [
     ({"board_size": 9, "blocks": 1, "filters": 8, "visits": 16, "parallel_games": 8, "batch": 32,
       "inference_dtype": "fp32"}, 2.0),
+    ({"board_size": 9, "blocks": 1, "filters": 8, "visits": 16, "parallel_games": 8, "batch": 32,
+      "inference_dtype": "fp32", **_PIPELINED}, 1.5),
     ({"board_size": 19, "blocks": 1, "filters": 8, "visits": 16, "parallel_games": 4, "batch": 16,
       "inference_dtype": "fp32"}, 1.5),
 ]
@@ -263,7 +272,7 @@ def check(out: Path, dry_run: bool, budget: float, suite_timeout: float | None,
             result["selfplay_evals_per_s"] = round(row["evals_per_s"], 1)
             result["raw_evals_per_s"] = round(row["raw_evals_per_s_at_batch"], 1)
             result["selfplay_share_of_raw"] = round(row["ratio_evals_to_raw"], 3)
-        log(f"  {row.get('board_size')}x{row.get('board_size')}: "
+        log(f"  {row.get('board_size')}x{row.get('board_size')}, {settings.get('selfplay_lanes', 1)} lane(s): "
             + (row["error"] if "error" in row else
                f"self-play {row['evals_per_s']:,.0f} evals/s, raw {row['raw_evals_per_s_at_batch']:,.0f} "
                f"at batch {row['mean_batch']:.0f}, share {row['ratio_evals_to_raw']:.2f}"))
@@ -283,12 +292,13 @@ def check(out: Path, dry_run: bool, budget: float, suite_timeout: float | None,
         log(f"  --threads 8 --batch 64: {result['engine']['threads_8_batch_64']['visits_per_s']} visits/s")
         save()
 
-    # Further self-play rows (19x19) when the suite keeps some time.
+    # Further self-play rows (two lanes, 19x19) when the suite keeps some time.
     for i in range(1, len(rows)):
         if left() < (30.0 if dry_run else 120.0) + 2 * rows[i][1]:
             log(f"no time for the {rows[i][0]['board_size']}x{rows[i][0]['board_size']} self-play row")
             break
-        log("self-play, another row")
+        pipelined = rows[i][0].get("selfplay_lanes") == 2
+        log("self-play, another row" + (" (two lanes, search threads, CUDA graphs)" if pipelined else ""))
         selfplay(i)
 
     paths = suite if suite is not None else (DRY_SUITE if dry_run else [])

@@ -27,13 +27,14 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import PlaySettings
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
 
 _SEARCH = SearchParams()   # C's search defaults
-_PLAY = PlaySettings()     # the play defaults (engine.playsettings): self-play's own are these
+_PLAY = PlaySettings()     # the play defaults (engine.play.settings): self-play's own are these
 
 MODES = ("az", "agz")
 PIPELINES = ("async", "sync")
@@ -88,12 +89,22 @@ class RunConfig:
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
+    selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
+                                  "run on a worker thread while the other lane searches (keeps a GPU busy; "
+                                  "other seeds' games than with 1)", choices=(1, 2))
+    selfplay_search_threads: int = _opt(1, "threads that collect and back up each self-play batch, each over "
+                                           "its part of the games (the same games for any number)")
+    selfplay_cuda_graphs: bool = _opt(False, "on CUDA: self-play replays its forward passes from CUDA graphs "
+                                             "(one per padded batch size; ignored on a CPU)")
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
     temperature: float = _opt(_PLAY.temperature, "T of those moves")
     noise_epsilon: float = _opt(_PLAY.noise_epsilon, "weight of Dirichlet noise at the root (0: off)")
     noise_alpha: float = _opt(_PLAY.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                      "(0.03 per move on 19x19, as AlphaGo Zero)")
     c_puct: float = _opt(_SEARCH.c_puct, "PUCT exploration constant")
+    search_options: str = _opt("", "KataGo's search options of self-play and gating, NAME=VALUE[,...] "
+                                   "by our names or KataGo's (engine.play.searchopts: score utility, "
+                                   "cpuctUtilityStdev*); default: the engine's defaults")
     resign: bool = _opt(True, "allow resignation (threshold calibrated on no-resign games)")
     no_resign_fraction: float = _opt(0.1, "share of games never allowed to resign (calibration)")
     resign_fp_target: float = _opt(0.05, "largest accepted share of false resignations")
@@ -112,7 +123,7 @@ class RunConfig:
     inference_dtype: str = _opt("auto", "self-play network precision: auto (measured once per machine, "
                                         "thread count and net shape: the fastest of fp32 (NCHW, channels-last, "
                                         "Winograd), bf16 and fp16 whose outputs stay within tolerance of fp32; "
-                                        "cached, see engine.precision), fp32, fp32-nchw, fp32-wino, bf16, fp16",
+                                        "cached, see engine.nets.precision), fp32, fp32-nchw, fp32-wino, bf16, fp16",
                                 choices=("auto", "fp32", "fp32-nchw", "fp32-wino", "bf16", "fp16"))
     selfplay_workers: int = _opt(1, "self-play processes")
     # training
@@ -136,6 +147,10 @@ class RunConfig:
                                   "bf16 autocast or fp32, whichever is faster there, measured once and "
                                   "cached), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
+    train_devices: int = _opt(1, "data-parallel trainer processes (torch DistributedDataParallel: gloo "
+                                 "on CPUs, NCCL with one GPU each from --train-device's index up); "
+                                 "each samples its share of --train-batch from its shard of the "
+                                 "replay window; rank 0 writes the checkpoints")
     # gating (--mode agz)
     gate_threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
     gate_games: int = _opt(400, "most gating games counted per candidate")
@@ -198,6 +213,10 @@ class RunConfig:
                      "gate_games", "gate_workers", "gate_parallel_games"):
             if getattr(self, name) < (0 if name == "blocks" else 1):
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        if self.selfplay_search_threads < 1:
+            raise ValueError("--selfplay-search-threads must be positive")
+        if self.selfplay_lanes not in (1, 2):
+            raise ValueError("--selfplay-lanes must be 1 or 2")
         if self.mode not in MODES:
             raise ValueError(f"--mode {self.mode} is not available (known: {', '.join(MODES)})")
         if self.pipeline not in PIPELINES:
@@ -206,6 +225,11 @@ class RunConfig:
             raise ValueError("--gate-threshold must be in (0, 1]")
         if not self.gate_elo0 < self.gate_elo1 or not (0 < self.gate_alpha < 1 and 0 < self.gate_beta < 1):
             raise ValueError("gating SPRT needs elo0 < elo1 and alpha, beta in (0, 1)")
+        if self.train_devices < 1:
+            raise ValueError("--train-devices must be positive")
+        if self.train_batch % self.train_devices:
+            raise ValueError(f"--train-batch {self.train_batch} must be a multiple of --train-devices "
+                             f"{self.train_devices} (each process trains on an equal share)")
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
         parse_lr_drops(self.lr_drops)
@@ -216,14 +240,18 @@ class RunConfig:
                 parse_memory(self.max_memory)
             except ValueError as exc:
                 raise ValueError(f"--max-memory: {exc}") from None
+        try:
+            searchopts.parse_options(self.search_options)
+        except ValueError as exc:
+            raise ValueError(f"--search-options: {exc}") from None
         return self
 
     def search_params(self, **changes: Any) -> SearchParams:
         """The search parameters of self-play and gating agents: ``changes`` over C's defaults,
-        with the tree memory cap of ``--max-memory``."""
+        with the tree memory cap of ``--max-memory`` and the ``--search-options``."""
         if self.max_memory:
             changes["max_memory"] = parse_memory(self.max_memory)
-        return dataclasses.replace(_SEARCH, **changes)
+        return dataclasses.replace(_SEARCH, **{**searchopts.parse_options(self.search_options), **changes})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -5,7 +5,7 @@ a run directory (layout: :mod:`train.rundir`).
     python -m train.loop --run-dir runs/9x9 --resume --budget 500g     # after a crash or kill -9
     python -m train.report runs/9x9                                    # table + plots
     python -m train.loop --run-dir runs/9x9 --ray auto --selfplay-workers 32 --ray-trainer-gpus 1
-                     # the same stages as Ray actors on many machines (train/ray_cluster.py)
+                     # the same stages as Ray actors on many machines (train/cluster/driver.py)
 
 The loop is a supervisor: it creates the run directory and the first (random) network, starts
 the stage processes, draws progress bars from their metrics records, enforces the budget and
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         lock = acquire_lock(rd)
         try:
             prepare_run(rd, cfg, args.resume)
-            if args.ray:                  # the same stages as Ray actors: train/ray_cluster.py
+            if args.ray:                  # the same stages as Ray actors: train/cluster/driver.py
                 return supervise_ray(rd, cfg, budget, options_from_namespace(args), progress=not args.quiet,
                                      selfplay_only=args.selfplay_only)
             return supervise(rd, cfg, budget, progress=not args.quiet, selfplay_only=args.selfplay_only)

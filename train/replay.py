@@ -130,13 +130,20 @@ class ReplayWindow:
         return s.positions / len(s.records) if s.records else 0.0
 
     # -- sampling -----------------------------------------------------------------------------
-    def sample(self, count: int, rng: np.random.Generator) -> list[tuple[GameRecord, np.ndarray]]:
+    def sample(self, count: int, rng: np.random.Generator,
+               shard: tuple[int, int] | None = None) -> list[tuple[GameRecord, np.ndarray]]:
         """``count`` positions drawn uniformly (with replacement) from the window, grouped by
-        game: [(record, move numbers)].  ValueError if the window is empty."""
+        game: [(record, move numbers)].  ValueError if the window is empty.
+
+        ``shard=(rank, n)``: only from the rank-th of n equal slices of the window's positions in
+        window order (data-parallel training, :mod:`train.learn.ddp`): n ranks drawing the same count
+        make together a stratified sample of the whole window, each position as likely as with
+        one process.  A window with fewer than n positions is not sliced."""
         s = self._snap
         if s.positions == 0:
             raise ValueError("the replay window holds no training positions")
-        picks = rng.integers(0, s.positions, size=count)
+        lo, hi = shard_range(s.positions, shard)
+        picks = rng.integers(lo, hi, size=count)
         games = np.searchsorted(s.cumulative, picks, side="right")
         starts = np.concatenate([[0], s.cumulative[:-1]])
         out = []
@@ -144,6 +151,19 @@ class ReplayWindow:
             local = picks[games == g] - starts[g]
             out.append((s.records[g], s.full_index[g][local]))
         return out
+
+
+def shard_range(positions: int, shard: tuple[int, int] | None) -> tuple[int, int]:
+    """The slice [lo, hi) of ``positions`` that ``shard=(rank, n)`` samples from (all of them
+    for None, for n == 1 and while there are fewer positions than ranks)."""
+    if shard is None:
+        return 0, positions
+    rank, n = int(shard[0]), int(shard[1])
+    if not 0 <= rank < n:
+        raise ValueError(f"shard {shard!r}: want (rank, n) with 0 <= rank < n")
+    if positions < n:
+        return 0, positions
+    return positions * rank // n, positions * (rank + 1) // n
 
 
 def augment(planes: np.ndarray, policy: np.ndarray, ownership: np.ndarray,
@@ -155,10 +175,11 @@ def augment(planes: np.ndarray, policy: np.ndarray, ownership: np.ndarray,
 
 
 def make_batch(window: ReplayWindow, batch: int, feature_set: str, rng: np.random.Generator,
-               augment_symmetries: bool = True) -> dict[str, np.ndarray]:
+               augment_symmetries: bool = True, shard: tuple[int, int] | None = None) -> dict[str, np.ndarray]:
     """A training batch of ``batch`` positions: planes, policy, value, ownership, score,
-    aux_weight (float32 numpy arrays, see :class:`train.games.records.Positions`)."""
-    groups = window.sample(batch, rng)
+    aux_weight (float32 numpy arrays, see :class:`train.games.records.Positions`), sampled from
+    ``shard`` of the window (see :meth:`ReplayWindow.sample`)."""
+    groups = window.sample(batch, rng, shard)
     parts = [positions(rec, idx, feature_set) for rec, idx in groups]
     out = {k: np.concatenate([getattr(p, k) for p in parts])
            for k in ("planes", "policy", "value", "ownership", "score", "aux_weight")}
@@ -178,8 +199,10 @@ class BatchLoader:
     they could feed a trainer, whether or not the trainer keeps up)."""
 
     def __init__(self, window: ReplayWindow, batch: int, feature_set: str, seed: int = 0,
-                 prefetch: int = 4, workers: int = 0, refresh_s: float = 5.0, follow_mode: str | None = None):
+                 prefetch: int = 4, workers: int = 0, refresh_s: float = 5.0, follow_mode: str | None = None,
+                 shard: tuple[int, int] | None = None):
         self.window = window
+        self.shard = shard                   # (rank, n): this data-parallel rank's slice of the window
         self.batch = int(batch)
         self.feature_set = feature_set
         self.workers = int(workers)
@@ -201,7 +224,7 @@ class BatchLoader:
             w = self.window
             self._iter = iter(_torch_loader(w.run_dir.root, w.capacity, w.board_size, self.batch,
                                             self.feature_set, seed, self.workers, prefetch, refresh_s,
-                                            self.follow_mode))
+                                            self.follow_mode, self.shard))
         else:
             self._thread = threading.Thread(target=self._produce, name="batch-loader", daemon=True)
             self._thread.start()
@@ -212,7 +235,7 @@ class BatchLoader:
                 time.sleep(0.05)
                 continue
             t0 = time.perf_counter()
-            b = make_batch(self.window, self.batch, self.feature_set, self._rng)
+            b = make_batch(self.window, self.batch, self.feature_set, self._rng, shard=self.shard)
             self.busy_seconds += time.perf_counter() - t0
             self.produced += self.batch
             while not self._stop.is_set():
@@ -251,11 +274,12 @@ class _Stream(torch.utils.data.IterableDataset):
     """Endless batches for torch DataLoader workers; each worker follows the run directory with
     its own window and random stream."""
 
-    def __init__(self, root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode=None):
-        self.args = (root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode)
+    def __init__(self, root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode=None,
+                 shard=None):
+        self.args = (root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode, shard)
 
     def __iter__(self) -> Iterator[dict[str, np.ndarray]]:
-        root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode = self.args
+        root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode, shard = self.args
         info = torch.utils.data.get_worker_info()
         rng = np.random.default_rng([seed, info.id if info is not None else 0])
         window = ReplayWindow(root, capacity, board_size)
@@ -271,14 +295,14 @@ class _Stream(torch.utils.data.IterableDataset):
                     time.sleep(0.2)
                     continue
             t0 = time.perf_counter()
-            b = make_batch(window, batch, feature_set, rng)
+            b = make_batch(window, batch, feature_set, rng, shard=shard)
             b["_seconds"] = np.float64(time.perf_counter() - t0)
             yield b
 
 
 def _torch_loader(root, capacity, board_size, batch, feature_set, seed, workers, prefetch, refresh_s,
-                  follow_mode=None):
+                  follow_mode=None, shard=None):
     return torch.utils.data.DataLoader(
-        _Stream(root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode), batch_size=None,
+        _Stream(root, capacity, board_size, batch, feature_set, seed, refresh_s, follow_mode, shard), batch_size=None,
         num_workers=workers, prefetch_factor=prefetch, persistent_workers=True,
         multiprocessing_context="spawn")

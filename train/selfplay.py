@@ -130,7 +130,7 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
     # Our own checkpoints only (weights.load); the precision measured at a batch of at most 128.
     ev = load_evaluator(path, device, cfg.board_size, cfg.inference_dtype, batch=min(cfg.batch, 128),
                         seed=seed, symmetries="random", cache_size=cfg.cache_size, log=_log_stderr,
-                        log_once=True, net=weights.load(path))
+                        log_once=True, net=weights.load(path), cuda_graphs=cfg.selfplay_cuda_graphs)
     params = cfg.search_params(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
     return Agent(RunDir.model_id(path), ev, params)
 
@@ -178,7 +178,8 @@ class SelfPlayWorker:
         self.model_step = latest[0]
         self.agent = make_agent(latest[1], cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
         self.pool = GamePool(cfg.parallel_games, self._next_game, batch=cfg.batch,
-                             max_leaves_per_search=cfg.max_leaves_per_search)
+                             max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
+                             search_threads=cfg.selfplay_search_threads)
 
     def _load_calibration(self, scan: int = 3000) -> None:
         """Reads the no-resign games among the most recent ``scan`` games on disk."""

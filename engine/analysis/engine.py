@@ -302,7 +302,8 @@ class AnalysisEngine:
                 for group, counts, at, total in parts:
                     if total:
                         backup_many([j.tree for j in group], counts, out.policy[at:at + total],
-                                    out.value[at:at + total])
+                                    out.value[at:at + total],
+                                    None if out.score is None else out.score[at:at + total])
         except Exception as exc:      # a failing network call fails these turns, not the engine
             for group, counts, at, total in parts:
                 for job in group:
@@ -371,7 +372,7 @@ class AnalysisEngine:
 
 def build_parser() -> argparse.ArgumentParser:
     """The GTP engine's options (``--weights``, ``--threads``, ``--batch``, ``--visits``,
-    ``--time``, ``--seed``, ``--precision``, ``--device``, ``--max-memory``, ``--log``) and the
+    ``--time``, ``--seed``, ``--precision``, ``--device``, ``--max-memory``, ``--search``, ``--log``) and the
     analysis engine's own."""
     p = gtp_parser()
     p.prog = "python -m engine analysis"
@@ -437,6 +438,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     search = SearchParams()
     if args.max_memory is not None:
         search = dataclasses.replace(search, max_memory=args.max_memory)
+    for options in args.search:
+        search = dataclasses.replace(search, **options)
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),
                              visits_cap=args.max_visits_cap, perspective=args.report_as,
                              max_seconds=args.time, search=search)

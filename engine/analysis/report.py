@@ -14,7 +14,8 @@ playouts).  Where KataGo's figures have no exact counterpart here, this is what 
   ``scoreLead`` and whose chance of being a win is ``winrate`` (sigma = lead / z(winrate)),
   bounded to [1, points on the board / 2]; the bound itself where winrate and lead do not
   determine it (a lead of 0, or lead and winrate on opposite sides of even).
-- ``utility`` is the search value, 2 * winrate - 1 (our search has no score utility), and
+- ``utility`` is the search value, 2 * winrate - 1 (the score utility, when switched on, steers
+  the search but is not reported), and
   ``utilityLcb`` the same of ``lcb``; ``weight`` and ``edgeWeight`` equal the visits (every
   visit weighs 1) and ``edgeVisits`` the visits (no graph search).
 - ``order``: 0 is the move the engine would play (its LCB choice), then by visits and prior.

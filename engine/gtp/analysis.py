@@ -5,7 +5,7 @@ labels, ownership, visit counts, principal variation).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
@@ -25,6 +25,7 @@ class AnalysisOptions:
     minmoves: int = 0
     maxmoves: int = 0                 # 0: no limit
     ownership: bool = False
+    avoid: dict = field(default_factory=dict)   # colour -> {point: until depth} (avoid / allow)
 
 
 def _fmt(x: float, digits: int = 6) -> str:
@@ -65,7 +66,7 @@ def candidate_winrate_lcb(c, root_wr: float) -> tuple[float, float]:
 
 
 def evaluate_after_moves(evaluator, game: Game, moves: list[int]):
-    """The evaluator's outputs (engine.evaluator.Evaluation, from the view of the side to move
+    """The evaluator's outputs (engine.nets.evaluator.Evaluation, from the view of the side to move
     after the move, so the opponent of ``game.to_move``) for the position after each of
     ``moves``, in one call with cache keys (a searched child is served from the cache)."""
     fs = getattr(evaluator, "feature_set", "rich")
@@ -125,8 +126,12 @@ class AnalysisCommands:
         if i < len(args) and DIGITS.fullmatch(args[i]):
             opts.interval = int_arg(args[i]) / 100.0
             i += 1
+        allowed: set[int] = set()
         while i < len(args):
             key = args[i]
+            if key in ("avoid", "allow"):
+                i = self._avoid_option(args, i, opts, allowed)
+                continue
             if i + 1 >= len(args):
                 raise GTPError("syntax error")
             value = args[i + 1]
@@ -146,6 +151,33 @@ class AnalysisCommands:
             else:
                 raise GTPError("syntax error")
         return opts
+
+    def _avoid_option(self, args: list[str], i: int, opts: AnalysisOptions, allowed: set[int]) -> int:
+        """``avoid COLOR V1,V2,... DEPTH`` / ``allow COLOR V1,... DEPTH`` (Leela Zero's and
+        KataGo's): COLOR's listed moves (allow: every move but the listed ones, pass included)
+        are kept out of the search for the first DEPTH moves.  Returns the next index."""
+        if i + 3 >= len(args):
+            raise GTPError("syntax error")
+        kind, size = args[i], self.session.game.size
+        try:
+            color = parse_color(args[i + 1])
+            points = [coords.from_gtp(v, size) for v in args[i + 2].split(",") if v]
+        except ValueError:
+            raise GTPError("syntax error") from None
+        depth = int_arg(args[i + 3], 1)
+        table = opts.avoid.setdefault(color, {})
+        if kind == "avoid":
+            for p in points:
+                table[p] = max(table.get(p, 0), depth)
+        else:
+            if color in allowed:
+                raise GTPError("syntax error: one allow per colour")
+            allowed.add(color)
+            keep = set(points)
+            for p in range(size * size + 1):
+                if p not in keep:
+                    table[p] = max(table.get(p, 0), depth)
+        return i + 4
 
     def _info_line(self, kind: str, tree, game: Game, opts: AnalysisOptions,
                    scores: dict[int, Optional[float]], ownership: Optional[str]) -> str:
@@ -211,7 +243,8 @@ class AnalysisCommands:
                                     stop=self.session.inputs.has_input if self.session.inputs else (lambda: True),
                                     callback=emit if opts.interval > 0 else None,
                                     callback_interval=max(opts.interval, 0.01),
-                                    min_visits=max(1, self.session.config.analysis_min_visits))
+                                    min_visits=max(1, self.session.config.analysis_min_visits),
+                                    avoid=opts.avoid or None)
         del result
         emit(self.session.player.search_tree)
         if self.session.inputs is not None and not self.session.inputs.has_input():
@@ -233,7 +266,7 @@ class AnalysisCommands:
 
         move, _ = self.session.genmove(opts.color, callback=emit if opts.interval > 0 else None,
                                        interval=opts.interval if opts.interval > 0 else 1.0,
-                                       ponder=True)
+                                       ponder=True, avoid=opts.avoid or None)
         if opts.interval <= 0 and self.session.player.search_tree is not None:
             emit(self.session.player.search_tree)
         return "play " + ("resign" if move == RESIGN else self._vtx(move))

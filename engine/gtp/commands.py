@@ -5,7 +5,7 @@ The protocol (framing, parsing, the command table, input while thinking) is
 :mod:`engine.gtp.protocol`.  The session's own handlers are here; the analysis commands
 (:mod:`engine.gtp.analysis`) and the parameter commands (:mod:`engine.gtp.params`) are concerns
 of their own that use the session's public methods, and the table holds all three.
-Resignation, passing and clean-up moves are decided by :mod:`engine.movepolicy` after each
+Resignation, passing and clean-up moves are decided by :mod:`engine.play.movepolicy` after each
 search.  Pondering (``--ponder``) searches after our genmove until the next line arrives.
 """
 from __future__ import annotations
@@ -528,9 +528,10 @@ class GTPEngine(GTPServer):
 
     def run_search(self, game: Game, visits: Optional[int], seconds: Optional[float],
                     playouts: Optional[int], stop=None, callback=None, interval: float = 1.0,
-                    min_visits: int = 1) -> SearchResult:
+                    min_visits: int = 1, avoid=None) -> SearchResult:
         """Searches ``game`` within the limits (``playouts``: new visits beyond the tree's); the
-        engine's default visits when nothing else limits it."""
+        engine's default visits when nothing else limits it.  ``avoid``: moves kept out of the
+        search (``lz-genmove_analyze ... avoid``)."""
         tree = self.player.sync(game)
         if playouts is not None:
             target = tree.visits + playouts
@@ -539,10 +540,10 @@ class GTPEngine(GTPServer):
             visits = DEFAULT_VISITS
         return self.player.search(game, visits=visits, seconds=seconds, stop=stop,
                                   callback=callback, callback_interval=max(interval, 0.01),
-                                  min_visits=min_visits)
+                                  min_visits=min_visits, avoid=avoid)
 
     def genmove(self, color: int, play: bool = True, cleanup: bool = False, callback=None,
-                interval: float = 1.0, ponder: bool = False) -> tuple[int, SearchResult]:
+                interval: float = 1.0, ponder: bool = False, avoid=None) -> tuple[int, SearchResult]:
         """Searches for ``color`` and returns (the move, RESIGN to resign; the search); plays it
         if ``play``.  ``ponder``: ponder after this reply (``--ponder``) unless it resigns."""
         t0 = time.monotonic()
@@ -552,7 +553,7 @@ class GTPEngine(GTPServer):
         visits, seconds, playouts = self._limits(color)
         stop = self.inputs.interrupted.is_set if self.inputs is not None else None
         result = self.run_search(game, visits, seconds, playouts, stop=stop,
-                                 callback=callback, interval=interval)
+                                 callback=callback, interval=interval, avoid=avoid)
         move = self._choose(game, color, result, cleanup)
         if callback is not None and self.player.search_tree is not None:
             callback(self.player.search_tree)

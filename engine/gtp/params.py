@@ -1,17 +1,19 @@
 """The engine's parameter commands: ``goengine-param`` (GoGui's parameter dialog: list the
-settings, or set one) and ``cputime``.  They change the session only through its public
+settings, or set one), KataGo's ``kata-set-param`` / ``kata-get-param`` for the search options
+of :mod:`engine.play.searchopts`, and ``cputime``.  They change the session only through its public
 setters (:class:`engine.gtp.commands.GTPEngine`)."""
 from __future__ import annotations
 
 import dataclasses
 import time
 
+from engine.play import searchopts
 from engine.gtp.protocol import GTPError, float_arg, gtp_command, int_arg, memory_arg
 from engine.play.memory import format_memory
 
 PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
           "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
-          "rules")
+          "rules", *searchopts.KATAGO_NAMES)
 
 
 class ParamCommands:
@@ -42,6 +44,7 @@ class ParamCommands:
                 f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
                 f"[string] max_memory {format_memory(cfg.search.max_memory)}",
+                *(f"[string] {k} {getattr(cfg.search, k):g}" for k in searchopts.KATAGO_NAMES),
                 f"[list/chinese/tromp-taylor] rules {session.game.rules.name}",
             ])
         if len(args) != 2 or args[0] not in PARAMS:
@@ -73,10 +76,31 @@ class ParamCommands:
         elif key == "rules":
             session.set_rules(session.rules_named(value))
         else:
-            v = memory_arg(value) if key == "max_memory" else float_arg(value)
+            if key in searchopts.KATAGO_NAMES:
+                try:
+                    v = searchopts.option_value(key, value)[1]
+                except ValueError:
+                    raise GTPError("syntax error") from None
+            else:
+                v = memory_arg(value) if key == "max_memory" else float_arg(value)
             session.set_search(dataclasses.replace(cfg.search, **{key: v}))
         return ""
 
     @gtp_command("cputime")
     def cmd_cputime(self, args: list[str]) -> str:
         return f"{time.process_time():.3f}"
+
+    @gtp_command("kata-set-param")
+    def cmd_kata_set_param(self, args: list[str]) -> str:
+        """``kata-set-param NAME VALUE``: a search option of :mod:`engine.play.searchopts` by KataGo's
+        config name (staticScoreUtilityFactor...) or ours; the same as goengine-param."""
+        if len(args) != 2 or not searchopts.is_option(args[0]):
+            raise GTPError("syntax error")
+        return self.cmd_goengine_param([searchopts.option_field(args[0]), args[1]])
+
+    @gtp_command("kata-get-param")
+    def cmd_kata_get_param(self, args: list[str]) -> str:
+        """``kata-get-param NAME``: the search option's current value."""
+        if len(args) != 1 or not searchopts.is_option(args[0]):
+            raise GTPError("syntax error")
+        return f"{getattr(self.session.config.search, searchopts.option_field(args[0])):g}"

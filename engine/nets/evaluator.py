@@ -26,7 +26,6 @@ import functools
 import hashlib
 import math
 import threading
-from collections import OrderedDict
 from typing import Any, NamedTuple, Protocol, Sequence
 
 import numpy as np
@@ -35,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.nets import flops, symmetry
+from engine.nets.evalcache import EvalCache
 from engine.errors import NetworkOutputError
 from engine.nets.network import GoNet, feature_planes_for
 
@@ -169,14 +169,14 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
 
 @functools.lru_cache(maxsize=None)
 def _symmetry_table(size: int, with_pass: bool, device: str) -> torch.Tensor:
-    """int64 [8, N*N(+1)]: row k is the gather index of symmetry k (engine.symmetry)."""
+    """int64 [8, N*N(+1)]: row k is the gather index of symmetry k (engine.nets.symmetry)."""
     rows = [symmetry.policy_permutation(k, size, with_pass) for k in range(symmetry.NUM_SYMMETRIES)]
     return torch.from_numpy(np.stack(rows)).to(device)
 
 
 def _gather_points(t: torch.Tensor, ks: np.ndarray, size: int, with_pass: bool) -> torch.Tensor:
     """Symmetry ``ks[i]`` applied to batch item ``t[i]`` in one gather: planes [B, P, N, N]
-    or flat per-point vectors [B, N*N(+1)] (the same result as engine.symmetry's
+    or flat per-point vectors [B, N*N(+1)] (the same result as engine.nets.symmetry's
     apply_symmetries / apply_policy_symmetries)."""
     index = _symmetry_table(size, with_pass, str(t.device))[torch.from_numpy(np.asarray(ks, np.int64))]
     if t.dim() == 4:
@@ -217,8 +217,10 @@ class TorchEvaluator:
         threads: if given, ``torch.set_num_threads(threads)`` (a process-wide torch setting).
         channels_last: run convolutions in channels-last layout (faster on CPU and tensor cores).
         max_batch: split forward passes into chunks of at most this many rows (None: no limit).
-        winograd: run 3x3 convolutions by Winograd's algorithm (:mod:`engine.winograd`; CPU and
+        winograd: run 3x3 convolutions by Winograd's algorithm (:mod:`engine.nets.winograd`; CPU and
             fp32 only, else ValueError).
+        cuda_graphs: replay forward passes from CUDA graphs captured per padded batch size
+            (:mod:`engine.nets.cudagraphs`; CUDA only, else ValueError).
 
     Counters: ``cache_hits``, ``cache_misses`` (positions served from / not found in the cache,
     only when keys are given) and ``positions_evaluated`` (positions that went through the net,
@@ -238,6 +240,7 @@ class TorchEvaluator:
         channels_last: bool = True,
         max_batch: int | None = None,
         winograd: bool = False,
+        cuda_graphs: bool = False,
     ) -> None:
         if symmetries not in SYMMETRY_MODES:
             raise ValueError(f"symmetries must be one of {SYMMETRY_MODES}, got {symmetries!r}")
@@ -262,32 +265,42 @@ class TorchEvaluator:
         elif self.channels_last:
             net = net.to(memory_format=torch.channels_last)
         self.model = net
+        self._graphs = None
+        if cuda_graphs:
+            if self.device.type != "cuda":
+                raise ValueError("CUDA graphs need a CUDA device")
+            from engine.nets.cudagraphs import GraphRunner
+            self._graphs = GraphRunner(net, self.device, lambda: self._autocast(cache_enabled=False),
+                                       self.channels_last)
         self.symmetries = symmetries
         self.cache_size = int(cache_size)
         self.max_batch = max_batch
         self.cache_hits = 0
         self.cache_misses = 0
         self.positions_evaluated = 0
-        # our nets' forward passes count toward the process's FLOPs (engine.flops)
+        # our nets' forward passes count toward the process's FLOPs (engine.nets.flops)
         self._net_config = model.config if isinstance(model, GoNet) else None
         self._rng = np.random.default_rng(seed)
-        self._cache: OrderedDict[tuple[int, int], tuple] = OrderedDict()
+        self._cache = EvalCache(max(1, self.cache_size))
         self._lock = threading.Lock()
 
     # -- forward passes -------------------------------------------------------------------
 
-    def _autocast(self) -> contextlib.AbstractContextManager:
+    def _autocast(self, cache_enabled: bool = True) -> contextlib.AbstractContextManager:
         if self.dtype == torch.float32:
             return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
+        return torch.autocast(device_type=self.device.type, dtype=self.dtype, cache_enabled=cache_enabled)
 
     def _infer(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """One forward pass on device tensor ``x`` [B, P, N, N]; returns float32 device tensors
         (policy, value, ownership or None, score or None)."""
-        if self.channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        with torch.inference_mode(), self._autocast():
-            out = self.model(x)
+        if self._graphs is not None:
+            out = self._graphs(x)
+        else:
+            if self.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            with torch.inference_mode(), self._autocast():
+                out = self.model(x)
         if not isinstance(out, (tuple, list)) or len(out) not in (2, 4):
             raise TypeError("model must return (policy, value) or (policy, value, ownership, score)")
         policy, value = out[0].float(), out[1].float().reshape(-1)
@@ -308,7 +321,9 @@ class TorchEvaluator:
     def _run(self, x_np: np.ndarray) -> Evaluation:
         """Evaluate [B, P, N, N] float32 planes through the net with the symmetry mode applied."""
         b = x_np.shape[0]
-        x = torch.from_numpy(x_np).to(self.device)
+        x = torch.from_numpy(x_np)
+        if self.device.type == "cuda":     # from page-locked memory, without waiting for the copy
+            x = x.pin_memory().to(self.device, non_blocking=True)
         if self.symmetries == "all":
             stacked = torch.cat([symmetry.apply_symmetry(x, k) for k in range(symmetry.NUM_SYMMETRIES)])
             policy, value, ownership, score = self._infer_chunked(stacked)
@@ -374,54 +389,40 @@ class TorchEvaluator:
         key_arr = np.asarray(keys, dtype=np.uint64).reshape(-1)
         if key_arr.shape[0] != b:
             raise ValueError(f"got {key_arr.shape[0]} keys for {b} positions")
-        cache_keys = [(int(k), n) for k in key_arr]
-
-        found: list[tuple | None] = [None] * b
-        first_miss: dict[tuple[int, int], int] = {}
-        miss_rows: list[int] = []
+        key_list = key_arr.tolist()
         with self._lock:
-            for i, ck in enumerate(cache_keys):
-                entry = self._cache.get(ck)
-                if entry is not None:
-                    self._cache.move_to_end(ck)
-                    found[i] = entry
-                    self.cache_hits += 1
-                elif ck in first_miss:
-                    self.cache_hits += 1  # a repeat within this batch: evaluated once
-                else:
-                    first_miss[ck] = len(miss_rows)
-                    miss_rows.append(i)
-                    self.cache_misses += 1
-
-        fresh = self._run(x[miss_rows]) if miss_rows else None
+            where, hit_rows = self._cache.lookup(key_list, n)
+            # the hits' outputs are copied out now: another thread's insert may reuse their rows
+            cached = self._cache.gather(n, hit_rows) if where.hits else None
+            self.cache_hits += len(where.hits) + len(where.repeats)
+            self.cache_misses += len(where.misses)
+        every = len(where.misses) == b          # all distinct misses: no copy of the planes
+        fresh = self._run(x if every else x[where.misses]) if where.misses else None
         if fresh is not None:
             with self._lock:
-                for j, i in enumerate(miss_rows):
-                    entry = (
-                        fresh.policy[j].copy(),
-                        float(fresh.value[j]),
-                        None if fresh.ownership is None else fresh.ownership[j].copy(),
-                        None if fresh.score is None else float(fresh.score[j]),
-                    )
-                    self._cache[cache_keys[i]] = entry
-                    self._cache.move_to_end(cache_keys[i])
-                    found[i] = entry
-                while len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-
-        entries: list[tuple] = []
-        for i in range(b):
-            entry = found[i]
-            if entry is None:  # a repeat of a key first missed earlier in this batch
-                entry = found[miss_rows[first_miss[cache_keys[i]]]]
-            entries.append(entry)  # type: ignore[arg-type]
-        has_aux = entries[0][2] is not None and entries[0][3] is not None  # a property of the model
-        return Evaluation(
-            policy=np.stack([e[0] for e in entries]).astype(np.float32, copy=False),
-            value=np.array([e[1] for e in entries], np.float32),
-            ownership=np.stack([e[2] for e in entries]).astype(np.float32, copy=False) if has_aux else None,
-            score=np.array([e[3] for e in entries], np.float32) if has_aux else None,
-        )
+                self._cache.insert([key_list[i] for i in where.misses], n, *fresh)
+            if every:
+                return fresh                    # the cache keeps copies: these arrays are the caller's
+        parts = [(where.hits, cached), (where.misses, fresh)]
+        model = cached if cached is not None else fresh
+        assert model is not None
+        has_aux = model[2] is not None and model[3] is not None  # a property of the model
+        out = Evaluation(np.empty((b, n * n + 1), np.float32), np.empty(b, np.float32),
+                         np.empty((b, n * n), np.float32) if has_aux else None,
+                         np.empty(b, np.float32) if has_aux else None)
+        for rows, src in parts:
+            if src is None or not rows:
+                continue
+            idx = np.asarray(rows, np.int64)
+            for dst, part in zip(out, src):
+                if dst is not None:
+                    dst[idx] = part
+        if where.repeats:
+            rep, of = np.asarray(where.repeats, np.int64), np.asarray(where.repeat_of, np.int64)
+            for dst in out:
+                if dst is not None:
+                    dst[rep] = dst[of]
+        return out
 
     def clear_cache(self) -> None:
         """Forget every cached evaluation (e.g. after swapping weights)."""

@@ -54,7 +54,7 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
                    precision: str | None = "auto", *, batch: int = DEFAULTS.batch, seed: int = 0,
                    symmetries: str = "random", cache_size: int | None = None,
                    log: Callable[[str], None] | None = None, log_once: bool = False,
-                   net: tuple[Any, dict[str, Any]] | None = None) -> Any:
+                   net: tuple[Any, dict[str, Any]] | None = None, cuda_graphs: bool = False) -> Any:
     """A TorchEvaluator for the weights file ``weights`` (ours, Leela Zero's or KataGo's; ``net``:
     the (model, metadata) already loaded from it).
 
@@ -64,9 +64,11 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
     :mod:`engine.nets.precision`, on CUDA :func:`engine.nets.gpu_settings.precision_at_batch`), a label
     (fp32, bf16, fp16, fp32-nchw, fp32-wino) forces one, None keeps the evaluator's fp32
     without measuring.  The choice goes to ``log`` (with ``log_once``: once per process and
-    choice).  WeightsError (a ValueError) names an unreadable file."""
+    choice).  ``cuda_graphs``: on CUDA, forward passes replayed from CUDA graphs
+    (:mod:`engine.nets.cudagraphs`; ignored elsewhere).  WeightsError (a ValueError) names an
+    unreadable file."""
     from engine.nets import gpu_settings, weights as weights_mod     # import torch
-    from engine.nets.evaluator import TorchEvaluator
+    from engine.nets.evaluator import TorchEvaluator, resolve_device
     from engine.nets.precision import evaluator_kwargs
 
     model, meta = net if net is not None else weights_mod.load_any(weights)
@@ -82,6 +84,8 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
         kwargs = evaluator_kwargs(choice)
     if cache_size is not None:
         kwargs["cache_size"] = cache_size
+    if cuda_graphs and resolve_device(device).type == "cuda":
+        kwargs["cuda_graphs"] = True
     return TorchEvaluator(model, device=device, symmetries=symmetries, seed=seed, **kwargs)
 
 

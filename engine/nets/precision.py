@@ -28,8 +28,11 @@ Tests inject ``timer`` (no timing) and ``accuracy`` (any difference they need).
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
 import json
+import math
 import os
 import platform
 import time
@@ -42,7 +45,7 @@ import torch
 
 from engine.nets import flops
 from engine.core import FEATURE_SETS, Game
-from engine.nets.evaluator import TorchEvaluator, _model_io, resolve_device
+from engine.nets.evaluator import Evaluation, TorchEvaluator, _model_io, resolve_device
 from engine.fileio import atomic_write
 
 CACHE_VERSION = 2      # 2: Winograd joined the candidates; older choices are measured again
@@ -428,3 +431,106 @@ def evaluator_kwargs(choice: Choice) -> dict[str, Any]:
 __all__ = ["Precision", "Choice", "TOLERANCE", "candidates", "choose_precision", "measure", "machine_key",
            "net_key", "cache_dir", "load_cache", "save_cache", "sample_planes", "output_diff",
            "default_timer", "evaluator_kwargs", "resolve"]
+
+
+# -- the training precision ------------------------------------------------------------------
+# The trainer's choice (train.trainer), measured like the inference choice above: a forward
+# and backward pass per precision, the outputs compared with fp32's, cached per machine.
+
+TRAIN_AMP_CACHE = "train_amp.json"
+TRAIN_AMP_MARGIN = 1.10      # bf16 must beat fp32 by this much: noise must not flip the choice
+
+
+def _train_pass(model: Any, x: torch.Tensor, dtype: torch.dtype | None) -> Any:
+    """One forward and backward pass as training does it (``dtype``: autocast, None: fp32)."""
+    ctx = torch.autocast(device_type=x.device.type, dtype=dtype) if dtype else contextlib.nullcontext()
+    with ctx:
+        out = model(x)
+    loss = (torch.logsumexp(out.policy, 1).mean() + out.value.square().mean()
+            + out.ownership.square().mean() + out.score.square().mean())
+    model.zero_grad(set_to_none=True)
+    loss.backward()
+    return out
+
+
+def measure_train_amp(model: Any, device: Any, size: int, batch: int, *, timer: Any = None,
+                      steps: int = 3, rounds: int = 3) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Training samples per second of fp32 and of bf16 autocast on ``device`` (best of
+    ``rounds`` interleaved rounds of ``steps`` forward+backward passes on a copy of ``model``),
+    and bf16's largest policy/value differences from fp32 on the same batch.
+    ``timer(label, run_once) -> samples/s`` replaces the timing (tests)."""
+    net = copy.deepcopy(model).to(device).train()
+    planes = np.resize(sample_planes(net.feature_set, net.in_planes, size, min(batch, 64)),
+                       (batch, net.in_planes, size, size))
+    x = torch.from_numpy(np.ascontiguousarray(planes, dtype=np.float32)).to(device)
+    modes = {"fp32": None, "bf16": torch.bfloat16}
+
+    def outputs(dtype: torch.dtype | None) -> Any:
+        o = _train_pass(net, x, dtype)
+        return Evaluation(o.policy.detach().float().cpu().numpy(), o.value.detach().float().cpu().numpy(),
+                          None, None)
+    ref = outputs(None)
+    diffs = {"fp32": {"policy": 0.0, "value": 0.0}}
+    try:
+        diffs["bf16"] = output_diff(ref, outputs(torch.bfloat16))
+    except (RuntimeError, TypeError):                      # bf16 unsupported on this device
+        diffs["bf16"] = {"policy": math.inf, "value": math.inf}
+
+    def once(dtype: torch.dtype | None) -> None:
+        for _ in range(steps):
+            _train_pass(net, x, dtype)
+
+    def default_timer(label: str, run_once: Any) -> float:
+        t0 = time.perf_counter()
+        run_once()
+        return steps * batch / (time.perf_counter() - t0)
+
+    timer = timer or default_timer
+    rates: dict[str, float] = {}
+    labels = [k for k in modes if math.isfinite(diffs[k]["policy"])]     # bf16 only where it ran
+    for _ in range(max(1, rounds)):
+        for label in labels:
+            r = float(timer(label, lambda d=modes[label]: once(d)))
+            rates[label] = round(max(rates.get(label, 0.0), r), 1)
+    return rates, diffs
+
+
+def choose_train_amp(model: Any, device: Any, size: int, batch: int, option: str = "auto", *,
+                     cache: Any = None, timer: Any = None, refresh: bool = False,
+                     log: Any = None) -> str:
+    """The training precision: ``option`` when it is not "auto"; "auto" on CUDA (the Trainer
+    takes bf16 or fp16 there); on a CPU measured once per machine, torch thread count, net
+    shape and batch, then cached next to the inference choices (``train_amp.json`` in
+    :func:`engine.nets.precision.cache_dir`): bf16 autocast when it is :data:`TRAIN_AMP_MARGIN`
+    faster than fp32 and its outputs stay within the inference tolerance, else fp32.
+    Measured: 2.1x on an Intel Xeon with AMX; on CPUs without native bf16 it is far slower."""
+    if option != "auto":
+        return option
+    dev = torch.device(device)
+    if dev.type != "cpu":
+        return "auto"
+    path = Path(cache) if cache is not None else cache_dir() / TRAIN_AMP_CACHE
+    key = f"train|{machine_key(dev)}|{net_key(model, size)}|batch {int(batch)}"
+    entries, _ok = load_cache(path)
+    entry = entries.get(key)
+    if not refresh and isinstance(entry, dict) and (entry.get("choice") == "fp32" or (
+            entry.get("choice") == "bf16" and isinstance(entry.get("diffs"), dict)
+            and within_tolerance(entry["diffs"].get("bf16"), TOLERANCE))):
+        return entry["choice"]          # a cached bf16 is re-checked against today's tolerance
+    rates, diffs = measure_train_amp(model, dev, size, batch, timer=timer)
+    d = diffs["bf16"]
+    faster = rates.get("bf16", 0.0) >= TRAIN_AMP_MARGIN * rates["fp32"]
+    choice = "bf16" if within_tolerance(d, TOLERANCE) and faster else "fp32"
+    if log:
+        log(f"trainer: training precision {choice} (measured samples/s: "
+            + ", ".join(f"{k} {v:.0f}" for k, v in rates.items())
+            + f"; bf16 differs from fp32 by {d.get('policy')} in policy, {d.get('value')} in value)")
+    entries, _ok = load_cache(path)
+    entries[key] = {"choice": choice, "rates": rates, "diffs": diffs,
+                    "measured": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    try:
+        save_cache(path, entries)
+    except OSError as exc:
+        if log:
+            log(f"trainer: cannot write {path}: {exc}")
+    return choice

@@ -119,22 +119,25 @@ class Player:
         n = tree.pending
         if n:
             ev = self.evaluator.evaluate(tree.planes[:n], keys=tree.keys[:n])
-            tree.backup(ev.policy, ev.value)
+            tree.backup(ev.policy, ev.value, scores=ev.score)
         return n
 
     def search(self, game: Game, visits: int | None = None, seconds: float | None = None,
                stop: Callable[[], bool] | None = None, noise: bool = False,
                callback: Callable[[Search], None] | None = None, callback_interval: float = 1.0,
-               min_visits: int = 1) -> SearchResult:
+               min_visits: int = 1, avoid: dict[int, dict[int, int]] | None = None) -> SearchResult:
         """Searches ``game`` until ``visits`` root visits, ``seconds`` elapse or ``stop()``.
 
         ``visits`` counts root visits including those kept from the previous move's tree.
         ``callback(tree)`` is called every ``callback_interval`` seconds (analysis output).
-        At least ``min_visits`` visits are made even if ``stop()`` is already true."""
+        At least ``min_visits`` visits are made even if ``stop()`` is already true.
+        ``avoid``: moves kept out of the search (:meth:`engine.core.Search.set_avoid`); a
+        search with other avoided moves than the tree's starts a fresh tree."""
         t0 = time.monotonic()
         if visits is None and seconds is None and stop is None:
             raise ValueError("search needs visits, seconds or a stop condition")
         tree = self.sync(game)
+        tree.set_avoid(avoid)
         self._tree_slots(tree)
         if noise:
             tree.request_noise()
@@ -217,7 +220,7 @@ class Player:
                         return
                     ev = self.evaluator.evaluate(planes[:n], keys=keys[:n])
                     with cond:
-                        tree.backup(ev.policy, ev.value, slot)
+                        tree.backup(ev.policy, ev.value, slot, scores=ev.score)
                         st["evals"] += n
                         cond.notify_all()
                         if callback is not None and not st["finished"]:

@@ -1,7 +1,7 @@
 """The game runner: many games advanced together, batched searches beside polled GTP programs.
 
 THE game runner of the project: self-play uses it with one agent for both colours, gating with
-a different net per colour, matches and ladders (:mod:`train.schedule`) with any mix of our nets
+a different net per colour, matches and ladders (:mod:`train.match.schedule`) with any mix of our nets
 and GTP programs, ``tools.solve5`` against a random player.  A :class:`GamePool` holds ``slots``
 games in flight, each from a :class:`GameSpec`: board, rules, set-up (fixed handicap stones,
 forced opening moves), one agent per colour and its :class:`MoveLimit` (visits and/or seconds).
@@ -9,7 +9,7 @@ forced opening moves), one agent per colour and its :class:`MoveLimit` (visits a
 Two kinds of agent play:
 
 - an :class:`Agent` is a net searched in this process; the searches of all games batch together;
-- a :class:`TurnAgent` answers one move at a time (a GTP program, :class:`train.gtp_agent.GTPAgent`;
+- a :class:`TurnAgent` answers one move at a time (a GTP program, :class:`train.match.gtp_agent.GTPAgent`;
   a random or scripted player): the pool starts its genmove and polls for the answer at every
   step while the other slots keep batching.
 
@@ -25,11 +25,13 @@ Each :meth:`GamePool.step`:
 3. groups the slots still searching by evaluator (and board size) and, per group, makes ONE
    ``collect_many`` call (one C call over all those trees), ONE forward pass and ONE
    ``backup_many`` call.  So the network sees ``batch`` leaves per call whatever the number of
-   games, and Python work per step is per game, never per tree node.
+   games, and Python work per step is per game, never per tree node (:mod:`train.games.batcher`;
+   ``lanes=2`` overlaps a lane's forward pass with the other lane's step, ``search_threads``
+   splits the C calls over threads).
 
 Per move the runner applies the :class:`PlaySettings`: Dirichlet noise at the root of full
 searches, temperature for the first moves, resignation by the engine's rule
-(:func:`engine.movepolicy.should_resign`) below a threshold (unless the game is a no-resign
+(:func:`engine.play.movepolicy.should_resign`) below a threshold (unless the game is a no-resign
 game), a move cap, and optional playout cap randomisation (KataGo): most moves get a cheap
 search that is played but not recorded as a policy target.
 
@@ -50,10 +52,10 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from engine import coords
-from engine.nets import flops
-from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, backup_many, collect_many, feature_planes, other
+from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, other
 from engine.play.movepolicy import should_resign
 from engine.play.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
+from train.games.batcher import Batcher, PoolStats
 from train.games.spec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
 from train.games.gtp_client import EngineDied, EngineTimeout, GTPError
 from train.games.records import MoveInfo
@@ -62,33 +64,6 @@ __all__ = ["Agent", "FinishedGame", "GamePool", "GameSpec", "MoveLimit", "PlaySe
            "Slot", "TurnAgent", "NEW_MODEL_POLICIES"]
 
 NEW_MODEL_POLICIES = ("discard", "finish", "switch")
-
-
-@dataclass
-class PoolStats:
-    """Counters since the pool was made (subtract two snapshots for rates)."""
-
-    steps: int = 0
-    forward_passes: int = 0
-    leaves: int = 0                     # positions sent to evaluators
-    moves: int = 0
-    full_moves: int = 0                 # moves with a full search (training positions)
-    games: int = 0                      # games finished (not abandoned)
-    abandoned: int = 0                  # games dropped unfinished, for any reason
-    abandoned_leaves: int = 0           # ... and the leaves their searches had sent to evaluators
-    discarded: int = 0                  # games abandoned because a new model arrived (policy discard)
-    discarded_leaves: int = 0
-    switched_leaves: int = 0            # leaves of searches cut short by a switch to a new model
-    search_seconds: float = 0.0         # collect_many + backup_many
-    net_seconds: float = 0.0            # evaluator calls
-    move_seconds: float = 0.0           # choosing and playing moves, starting games
-
-    def snapshot(self) -> "PoolStats":
-        return dataclasses.replace(self)
-
-    def minus(self, other: "PoolStats") -> "PoolStats":
-        return PoolStats(**{f.name: getattr(self, f.name) - getattr(other, f.name)
-                            for f in dataclasses.fields(self)})
 
 
 IDLE, PLAYING = "idle", "playing"
@@ -117,6 +92,10 @@ class Slot:
         self.leaves = 0                  # leaves this game has sent to evaluators
         self.search_leaves = 0           # ... for the move being searched now
         self._rng = np.random.default_rng(index)
+        self._searching: Search | None = None   # the tree of the search in progress (None: none)
+        self._drain: Callable[[], None] = lambda: None   # backs up the pool's batches in flight
+        self._seconds: float | None = None       # ... and its time limit
+        self._evaluator: Any = None              # ... and its agent's evaluator
         self._spare: dict[tuple[int, str], list[Search]] = defaultdict(list)
         self._seed = 0
 
@@ -155,11 +134,13 @@ class Slot:
             return True
         if self.gumbel is not None:
             return self.gumbel.update()
-        if self.tree.visits >= self.target:
+        tree = self._searching if self._searching is not None else self.tree
+        visits = tree.visits
+        if visits >= self.target:
             return True
-        seconds = self.spec.limit(self.to_move).seconds if self.spec is not None else None
-        return (seconds is not None and self.tree.visits > 0
-                and time.monotonic() - self.turn_started >= seconds)
+        seconds = self._seconds if self._searching is not None else (
+            self.spec.limit(self.to_move).seconds if self.spec is not None else None)
+        return seconds is not None and visits > 0 and time.monotonic() - self.turn_started >= seconds
 
     # -- control ----------------------------------------------------------------------------
     def start(self, spec: GameSpec) -> None:
@@ -200,6 +181,7 @@ class Slot:
         colour's tree is rebuilt (its priors and values came from the old network)."""
         if self.game is None:
             raise RuntimeError("no game in this slot")
+        self._drain()                   # no tree may change while its leaves are in flight
         self.agents[color] = agent
         named = self.players.setdefault(color, [])
         if agent.model_id not in named:
@@ -239,6 +221,7 @@ class Slot:
             self._spare[(tree.size, tree.feature_set)].append(tree)
 
     def _release_trees(self) -> None:
+        self._searching = None
         trees = list({id(t): t for t in self.trees.values()}.values())
         self.trees = {}
         for t in trees:
@@ -262,29 +245,14 @@ class Slot:
         params = dataclasses.replace(agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
                                      noise_alpha=s.noise_alpha, forced_playouts_k=forced)
         self.tree.set_params(params)
+        self._searching = self.tree
+        self._seconds = self.spec.limit(self.to_move).seconds
+        self._evaluator = agent.evaluator
         if noise:
             self.tree.request_noise()
         if gumbel:
             self.tree.set_root_targets(None)
             self.gumbel = GumbelRoot(self.tree, self.target, self._rng, GumbelSettings(s.gumbel_considered))
-
-
-class _Buffer:
-    """Planes/keys/counts buffers of one (evaluator, board size) group, grown on demand."""
-
-    def __init__(self, planes: int, size: int):
-        self.planes_n, self.size = planes, size
-        self.planes = np.zeros((0, planes, size, size), np.float32)
-        self.keys = np.zeros(0, np.uint64)
-        self.counts = np.zeros(0, np.int32)
-
-    def ensure(self, leaves: int, searches: int) -> None:
-        if self.planes.shape[0] < leaves:
-            cap = max(leaves, 2 * self.planes.shape[0])
-            self.planes = np.zeros((cap, self.planes_n, self.size, self.size), np.float32)
-            self.keys = np.zeros(cap, np.uint64)
-        if self.counts.shape[0] < searches:
-            self.counts = np.zeros(max(searches, 2 * self.counts.shape[0]), np.int32)
 
 
 class GamePool:
@@ -298,10 +266,18 @@ class GamePool:
             ``batch // games`` leaves (at least 1, at most ``max_leaves_per_search``).
         max_leaves_per_search: cap on leaves collected from one tree per step: more leaves per
             tree means more virtual loss distortion of small searches.
+        lanes: 1, or 2 to overlap the forward passes with the CPU side (:mod:`train.games.batcher`):
+            the slots ``i % 2 == k`` form lane k, and each step serves one lane: it backs up the
+            lane's batch, whose forward pass ran on a worker thread meanwhile, plays its moves and
+            sends its next batch.  ``batch`` stays the leaves per forward pass.
+        search_threads: threads that collect and back up the leaves of one batch, each over its
+            part of the trees (:mod:`train.games.batcher`); the games are the same for any number.
+        clock: times the stats' seconds (``time.thread_time``: CPU time of the thread timed).
     """
 
     def __init__(self, slots: int, next_game: Callable[[Slot], GameSpec | None], batch: int = 256,
-                 max_leaves_per_search: int = 8):
+                 max_leaves_per_search: int = 8, lanes: int = 1, search_threads: int = 1,
+                 clock: Callable[[], float] = time.perf_counter):
         if slots < 1 or batch < 1 or max_leaves_per_search < 1:
             raise ValueError("slots, batch and max_leaves_per_search must be >= 1")
         self.batch = int(batch)
@@ -310,7 +286,12 @@ class GamePool:
         self.next_game = next_game
         self.stats = PoolStats()
         self.accepting = True            # False: idle slots get no new games (draining)
-        self._buffers: dict[tuple[int, int], _Buffer] = {}
+        self.lanes = int(lanes)
+        self._clock = clock
+        self._batcher = Batcher(self.stats, self.batch, self.max_leaves, self.lanes, search_threads, clock)
+        self._lane = 0
+        for slot in self.slots:
+            slot._drain = self._batcher.drain
 
     # -- queries --------------------------------------------------------------------------
     def playing(self) -> list[Slot]:
@@ -331,6 +312,7 @@ class GamePool:
         slot = self.slots[index]
         if slot.status == IDLE or slot.game is None or slot.spec is None:
             return None
+        self._batcher.drain()           # its trees go back to the spares: nothing in flight
         gone = FinishedGame(slot.index, slot.spec, slot.game, slot.moves, "abandoned", 0,
                             slot.started, time.time(), slot.leaves, setup=slot.setup)
         slot.status = IDLE
@@ -357,6 +339,7 @@ class GamePool:
         if policy not in NEW_MODEL_POLICIES:
             raise ValueError(f"unknown policy {policy!r} (known: {', '.join(NEW_MODEL_POLICIES)})")
         stale = stale or (lambda a: a.model_id != agent.model_id)
+        self._batcher.drain()
         hit = 0
         for slot in self.active():
             colors = [c for c in (BLACK, WHITE) if isinstance(slot.agents[c], Agent) and stale(slot.agents[c])]
@@ -376,32 +359,40 @@ class GamePool:
     def step(self) -> list[FinishedGame]:
         """One round: start games, play the moves whose searches are done or whose turn agents
         have answered, then one batched evaluation per evaluator.  Returns the games that
-        finished."""
+        finished.  With two lanes a step serves one lane (see the class docstring)."""
         finished: list[FinishedGame] = []
-        t0 = time.perf_counter()
+        lane = self._lane
+        self._lane = (lane + 1) % self.lanes
+        self._batcher.complete(lane)    # the lane's batch in flight (two lanes) is backed up
+        lane_slots = self.slots if self.lanes == 1 else self.slots[lane::self.lanes]
+        t0 = self._clock()
         if self.accepting:
-            for slot in self.slots:
+            for slot in lane_slots:
                 if slot.status == IDLE:
                     self._fill_slot(slot, finished)
-        for slot in self.playing():
+        searching: list[Slot] = []
+        for slot in lane_slots:
+            if slot.status != PLAYING:
+                continue
             refilled = False
             # Tree reuse can leave the next move's search already complete: play it at once.
             while slot.status == PLAYING:
-                if slot.turn_based:
+                if slot._searching is None and slot.turn_based:   # a search in progress: an Agent's turn
                     done = self._poll_turn(slot)
                     if done is None and slot.turn_based and slot.status == PLAYING:
                         break           # no answer yet (or the next move is a turn agent's too)
                 elif slot.search_done:
                     done = self._play_move(slot)
                 else:
+                    searching.append(slot)
                     break
                 if done is not None:
                     finished.append(done)
                     if self.accepting and not refilled:
                         refilled = True  # once per step: an agent failing every set-up cannot spin here
                         self._fill_slot(slot, finished)
-        self.stats.move_seconds += time.perf_counter() - t0
-        searched = self._search_round()
+        self.stats.move_seconds += self._clock() - t0
+        searched = self._batcher.round(searching, lane)
         if not searched and not finished and any(s.turn_based for s in self.playing()):
             time.sleep(0.001)           # only turn agents are thinking: do not spin the CPU
         self.stats.steps += 1
@@ -491,51 +482,6 @@ class GamePool:
                                 _blame(slot, color, f"illegal move {_vertex(move, game.size)} ({why})"))
         return self._after_play(slot, MoveInfo(color, int(move), agent.model_id, 0, 0.0, None, elapsed))
 
-    def _search_round(self) -> bool:
-        """One batched evaluation per (evaluator, size) group of searching slots; whether any."""
-        groups: dict[tuple[int, int], list[Slot]] = defaultdict(list)
-        for slot in self.slots:
-            if slot.status == PLAYING and not slot.turn_based and not slot.search_done:
-                groups[(id(slot.agent.evaluator), slot.spec.size)].append(slot)  # type: ignore[union-attr]
-        for (_, size), slots in groups.items():
-            evaluator = slots[0].agent.evaluator  # type: ignore[union-attr]
-            for i in range(0, len(slots), self.batch):
-                self._evaluate_group(evaluator, size, slots[i:i + self.batch])
-        return bool(groups)
-
-    def _evaluate_group(self, evaluator: Any, size: int, slots: list[Slot]) -> None:
-        """One collect_many, one forward pass and one backup_many over ``slots``."""
-        trees = [s.tree for s in slots]
-        per = max(1, min(self.max_leaves, self.batch // len(slots)))
-        key = (id(evaluator), size)
-        buf = self._buffers.get(key)
-        feature_set = trees[0].feature_set
-        if buf is None:
-            buf = self._buffers[key] = _Buffer(feature_planes(feature_set), size)
-        buf.ensure(per * len(trees), len(trees))
-        before = [t.visits for t in trees]
-        t0 = time.perf_counter()
-        counts = buf.counts[:len(trees)]
-        total = collect_many(trees, per, buf.planes, buf.keys, counts)
-        t1 = time.perf_counter()
-        if total:
-            out = evaluator.evaluate(buf.planes[:total], keys=buf.keys[:total])
-            t2 = time.perf_counter()
-            backup_many(trees, counts, out.policy, out.value)
-            self.stats.forward_passes += 1
-            self.stats.leaves += total
-            flops.COUNTER.add(flops.search_flops(total, size))
-        else:
-            t2 = t1
-        t3 = time.perf_counter()
-        self.stats.search_seconds += (t1 - t0) + (t3 - t2)
-        self.stats.net_seconds += t2 - t1
-        for slot, tree, b, c in zip(slots, trees, before, counts):
-            slot.leaves += int(c)
-            slot.search_leaves += int(c)
-            if c == 0 and tree.visits == b:
-                slot.stalled = True       # nothing to expand (e.g. every line ends the game)
-
     def _play_move(self, slot: Slot) -> FinishedGame | None:
         """Chooses and plays the move of a finished search; returns the game if it ended."""
         spec, game = slot.spec, slot.game
@@ -577,6 +523,7 @@ class GamePool:
         game, spec = slot.game, slot.spec
         assert game is not None and spec is not None
         slot.moves.append(info)
+        slot._searching = None
         for t in {id(t): t for t in slot.trees.values()}.values():
             t.advance(info.point, info.color)
         self.stats.moves += 1

@@ -10,13 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from engine.nets import weights
+
+from engine.play import searchopts
+from engine.core import SearchParams
 from engine.nets.loading import check_board_size, load_evaluator
 from engine.play.memory import parse_memory
 from engine.play.settings import DEFAULT_VISITS
 
 #: Engine specs starting with this are our engine in this process, not a GTP command.
 INPROC_PREFIX = "inproc:"
-#: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME,max_memory=512M``).
+#: Options of an in-process spec (``inproc:PATH:visits=400,device=cpu,name=NAME,max_memory=512M``),
+#: besides the search options of :mod:`engine.play.searchopts` (``static_score_utility=0.1`` or
+#: KataGo's ``staticScoreUtilityFactor=0.1``...).
 INPROC_OPTIONS = ("visits", "device", "name", "max_memory")
 #: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
 DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # as ``python -m engine`` without limits
@@ -32,7 +37,8 @@ class InProcessSpec:
     the torch device (None: CUDA when available); ``name`` the display name
     (None: the file name without its extension, so a run's checkpoint plays
     under its model id, e.g. ``model-0000200``, as in gating SGFs);
-    ``max_memory`` the search tree's memory cap in bytes (None: the engine's).
+    ``max_memory`` the search tree's memory cap in bytes (None: the engine's);
+    ``search`` the search options (SearchParams field, value) that differ from the defaults.
     """
 
     weights: str
@@ -40,6 +46,12 @@ class InProcessSpec:
     device: str | None = None
     name: str | None = None
     max_memory: int | None = None
+    search: tuple[tuple[str, float], ...] = ()
+
+    def search_params(self) -> SearchParams:
+        """The player's search parameters: the defaults with ``max_memory`` and ``search``."""
+        params = SearchParams(max_memory=self.max_memory) if self.max_memory else SearchParams()
+        return searchopts.with_options(params, dict(self.search))
 
     @property
     def display_name(self) -> str:
@@ -69,7 +81,9 @@ def parse_inproc(command: str) -> InProcessSpec | None:
     while len(parts) > 1 and "=" in parts[-1]:
         for item in parts.pop().split(","):
             key, sep, value = (x.strip() for x in item.partition("="))
-            if not sep or key not in INPROC_OPTIONS:
+            if sep and searchopts.is_option(key):
+                key = searchopts.option_field(key)
+            if not sep or (key not in INPROC_OPTIONS and key not in searchopts.KATAGO_NAMES):
                 raise ValueError(
                     f"{command!r}: unknown in-process option {item!r} "
                     f"(known: {', '.join(INPROC_OPTIONS)})")
@@ -93,8 +107,13 @@ def parse_inproc(command: str) -> InProcessSpec | None:
             max_memory = parse_memory(options["max_memory"])
         except ValueError as exc:
             raise ValueError(f"{command!r}: max_memory: {exc}") from None
+    try:
+        search = tuple(searchopts.option_value(k, v) for k, v in options.items()
+                       if k in searchopts.KATAGO_NAMES)
+    except ValueError as exc:
+        raise ValueError(f"{command!r}: {exc}") from None
     return InProcessSpec(weights, visits, options.get("device") or None,
-                         options.get("name") or None, max_memory)
+                         options.get("name") or None, max_memory, search)
 
 
 class InProcessNets:

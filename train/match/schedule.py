@@ -26,7 +26,7 @@ import numpy as np
 from tqdm import tqdm
 
 from engine import coords
-from engine.core import BLACK, WHITE, Game, SearchParams
+from engine.core import BLACK, WHITE, Game
 from engine.fileio import atomic_write
 from train.match.gtp_agent import GTPAgent
 from train.games.gtp_client import GTPClient, GTPError
@@ -179,8 +179,7 @@ class MatchPlayers:
         if inproc is not None:
             if label not in self.agents:
                 # Agents sharing an evaluator (the same net twice) share forward passes too.
-                params = (SearchParams(max_memory=inproc.max_memory) if inproc.max_memory
-                          else SearchParams())
+                params = inproc.search_params()
                 self.agents[label] = Agent(self.names[label], self.nets.evaluator(inproc), params)
             return self.agents[label]
         if (slot, label) not in self.gtp:

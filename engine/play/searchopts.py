@@ -1,0 +1,99 @@
+"""The search's KataGo-style options by name, for command lines, GTP and match specs.
+
+Each option is a :class:`engine.core.SearchParams` field (documented in src_c/search.h) and
+may also be given by its KataGo config name, so a KataGo user's settings carry over:
+
+==============================  ==============================  ===========
+our name                        KataGo's name                   range
+==============================  ==============================  ===========
+``static_score_utility``        ``staticScoreUtilityFactor``    0 .. 1
+``dynamic_score_utility``       ``dynamicScoreUtilityFactor``   0 .. 1
+``dynamic_score_scale``         ``dynamicScoreCenterScale``     0.2 .. 5
+``score_centre_zero_weight``    ``dynamicScoreCenterZeroWeight`` 0 .. 1
+``cpuct_stdev_prior``           ``cpuctUtilityStdevPrior``      1e-8 .. 10
+``cpuct_stdev_prior_weight``    ``cpuctUtilityStdevPriorWeight`` 0 .. 100
+``cpuct_stdev_scale``           ``cpuctUtilityStdevScale``      0 .. 1
+==============================  ==============================  ===========
+
+The ranges are KataGo's.  The score utility needs a net with a score head (ours and KataGo's
+have one); without it the search backs up values only and the score options change nothing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from engine.core import SearchParams
+
+#: KataGo's config name of each option.
+KATAGO_NAMES = {
+    "static_score_utility": "staticScoreUtilityFactor",
+    "dynamic_score_utility": "dynamicScoreUtilityFactor",
+    "dynamic_score_scale": "dynamicScoreCenterScale",
+    "score_centre_zero_weight": "dynamicScoreCenterZeroWeight",
+    "cpuct_stdev_prior": "cpuctUtilityStdevPrior",
+    "cpuct_stdev_prior_weight": "cpuctUtilityStdevPriorWeight",
+    "cpuct_stdev_scale": "cpuctUtilityStdevScale",
+}
+#: Accepted range of each option (KataGo's).
+RANGES = {
+    "static_score_utility": (0.0, 1.0),
+    "dynamic_score_utility": (0.0, 1.0),
+    "dynamic_score_scale": (0.2, 5.0),
+    "score_centre_zero_weight": (0.0, 1.0),
+    "cpuct_stdev_prior": (1e-8, 10.0),
+    "cpuct_stdev_prior_weight": (0.0, 100.0),
+    "cpuct_stdev_scale": (0.0, 1.0),
+}
+_BY_NAME = {**{k: k for k in KATAGO_NAMES}, **{v: k for k, v in KATAGO_NAMES.items()}}
+
+
+def option_field(name: str) -> str:
+    """The SearchParams field of an option given by our name or KataGo's; ValueError if unknown."""
+    try:
+        return _BY_NAME[name.strip()]
+    except KeyError:
+        raise ValueError(f"unknown search option {name!r} (known: {', '.join(KATAGO_NAMES)}, "
+                         f"or KataGo's {', '.join(KATAGO_NAMES.values())})") from None
+
+
+def is_option(name: str) -> bool:
+    return name.strip() in _BY_NAME
+
+
+def option_value(name: str, text: str | float) -> tuple[str, float]:
+    """(field, value) of option ``name`` set to ``text``; ValueError when the value is not a
+    number in the option's range."""
+    field = option_field(name)
+    lo, hi = RANGES[field]
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"search option {name}: {text!r} is not a number") from None
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise ValueError(f"search option {name}: {value:g} is outside {lo:g}..{hi:g}")
+    return field, value
+
+
+def parse_options(text: str) -> dict[str, float]:
+    """Fields and values of ``NAME=VALUE[,NAME=VALUE...]`` (our names or KataGo's)."""
+    out: dict[str, float] = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"expected NAME=VALUE, got {item!r}")
+        field, v = option_value(name, value.strip())
+        out[field] = v
+    return out
+
+
+def with_options(params: SearchParams, options: dict[str, float]) -> SearchParams:
+    """``params`` with the options (fields as :func:`parse_options` returns them) set."""
+    return dataclasses.replace(params, **options)
+
+
+def describe(params: SearchParams) -> str:
+    """``name=value`` of the options that differ from the defaults (``default`` if none)."""
+    base = SearchParams()
+    diff = [f"{k}={getattr(params, k):g}" for k in KATAGO_NAMES if getattr(params, k) != getattr(base, k)]
+    return ",".join(diff) or "default"

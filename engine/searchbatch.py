@@ -1,0 +1,117 @@
+"""Pool forms of a search's collect and backup: one C call over many searches (the game pool's
+and the analysis engine's batching) over :class:`engine.core.Search` objects (typed ``Any``
+here: engine.core imports this module).  Importable from :mod:`engine.core` as well.  Every
+numpy buffer handed to C is checked first (:func:`check_buffer`: dtype, layout, shape and
+capacity), so that C never writes or reads past an array; ValueError with a clear message."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from engine.native import ffi, lib
+
+
+def check_buffer(name: str, array: np.ndarray, dtype, shape: tuple, writable: bool) -> None:
+    """ValueError unless ``array`` is a C-contiguous numpy array of ``dtype``, writable when
+    ``writable``, whose shape is ``shape``; an entry ``(">=", n)`` accepts any length >= n."""
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{name} must be a numpy array, got {type(array).__name__}")
+    if array.dtype != np.dtype(dtype):
+        raise ValueError(f"{name} must be {np.dtype(dtype)}, got {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if writable and not array.flags.writeable:
+        raise ValueError(f"{name} must be writable")
+    if array.ndim != len(shape):
+        raise ValueError(f"{name} must have {len(shape)} dimensions, got shape {array.shape}")
+    for axis, (want, got) in enumerate(zip(shape, array.shape)):
+        if isinstance(want, tuple):
+            if got < want[1]:
+                raise ValueError(f"{name} has room for {got} along axis {axis}, needs {want[1]}")
+        elif got != want:
+            raise ValueError(f"{name} must have shape {shape_text(shape)}, got {array.shape}")
+
+
+def shape_text(shape: tuple) -> str:
+    """A shape for messages: ``(>=12, 20, 9, 9)``."""
+    return "(" + ", ".join(f">={w[1]}" if isinstance(w, tuple) else str(w) for w in shape) + ")"
+
+
+def _floats_or_null(a: np.ndarray | None, n: int):
+    """A C float buffer of ``a[:n]`` (kept alive by cffi until the call returns), or NULL."""
+    return ffi.NULL if a is None else ffi.from_buffer("float[]", np.ascontiguousarray(a[:n], np.float32))
+
+
+def _pool_geometry(searches: Sequence[Any]) -> tuple[int, int]:
+    """(board size, planes) shared by every search of a pool; ValueError when they differ."""
+    first = searches[0]
+    for s in searches:
+        if s.size != first.size or s._nplanes != first._nplanes:
+            raise ValueError("the searches of one batch must share board size and feature set")
+    return first.size, first._nplanes
+
+
+def collect_many(searches: Sequence[Any], per_search: int, planes: np.ndarray,
+                 keys: np.ndarray, counts: np.ndarray) -> int:
+    """Collects up to ``per_search`` leaves from each search into one buffer (one C call);
+    returns the leaves collected, ``counts[i]`` those of search i.
+
+    The searches must share board size and feature set.  ``planes`` must be float32
+    [>= len*per_search, P, N, N], ``keys`` uint64 [>= len*per_search], ``counts`` int32
+    [>= len(searches)], all C-contiguous and writable: ValueError otherwise, before C writes
+    anything, and for ``per_search`` outside 0..max_batch of a search."""
+    n = len(searches)
+    if n == 0:
+        return 0
+    per_search = int(per_search)
+    if per_search < 0 or any(per_search > s.max_batch for s in searches):
+        raise ValueError("per_search must be 0..max_batch of every search")
+    size, nplanes = _pool_geometry(searches)
+    room = n * per_search
+    check_buffer("planes", planes, np.float32, ((">=", room), nplanes, size, size), True)
+    check_buffer("keys", keys, np.uint64, ((">=", room),), True)
+    check_buffer("counts", counts, np.int32, ((">=", n),), True)
+    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
+    total = lib.search_collect_many(ptrs, n, per_search, ffi.from_buffer("float[]", planes),
+                                    ffi.from_buffer("uint64_t[]", keys),
+                                    ffi.from_buffer("int32_t[]", counts))
+    for s, c in zip(searches, counts[:n].tolist()):
+        s._pending[0] = c
+    return int(total)
+
+
+def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
+                values: np.ndarray, scores: np.ndarray | None = None) -> None:
+    """Backs up one batch's results into the searches collected by :func:`collect_many`.
+
+    ``counts`` are the leaves pending in each search (as collect_many returned them);
+    ``policy`` holds logits [>= sum(counts), N*N+1] and ``values`` [>= sum(counts)], rows in
+    collection order; ``scores`` [>= sum(counts)] the score leads, or None.  ValueError, before C reads anything, when the counts do not match the
+    pending leaves or a buffer is too small or of the wrong shape."""
+    if not searches:
+        return
+    n = len(searches)
+    size, _ = _pool_geometry(searches)
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or counts.shape[0] < n or not np.issubdtype(counts.dtype, np.integer):
+        raise ValueError(f"counts must be integers [>= {n}], got {counts.dtype} {counts.shape}")
+    counts = np.ascontiguousarray(counts[:n], dtype=np.int32)
+    pending = [s._pending[0] for s in searches]
+    if counts.tolist() != pending:
+        raise ValueError(f"counts {counts.tolist()} do not match the pending leaves {pending}")
+    total = int(counts.sum())
+    policy = np.ascontiguousarray(policy, dtype=np.float32)
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    check_buffer("policy", policy, np.float32, ((">=", total), size * size + 1), False)
+    check_buffer("values", values, np.float32, ((">=", total),), False)
+    if scores is not None:
+        scores = np.ascontiguousarray(scores, dtype=np.float32)
+        check_buffer("scores", scores, np.float32, ((">=", total),), False)
+    ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
+    if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
+                              ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values),
+                              _floats_or_null(scores, total)) != 0:
+        raise RuntimeError("backup does not match the pending leaves")
+    for s in searches:
+        s._pending[0] = 0
