@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from engine.nets import lzweights, weights
+from engine.nets import loading, lzweights, weights
 from engine.nets.loading import check_board_size, load_evaluator
 from engine.nets.network import NetConfig
 
@@ -30,7 +30,8 @@ def test_a_leela_zero_net_plays_19x19_only(tmp_path):
     check_board_size(path, {"feature_set": "rich", "board_sizes": [9]}, 13)   # ours play any size
 
 
-def test_precision_forced_measured_or_left_alone(ours):
+def test_precision_forced_measured_or_left_alone(ours, monkeypatch):
+    monkeypatch.setattr(loading, "_LOGGED", set())     # earlier loads in this process logged too
     lines: list[str] = []
     forced = load_evaluator(ours, "cpu", 9, "bf16", batch=4, log=lines.append)
     assert forced.dtype == torch.bfloat16
