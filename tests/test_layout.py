@@ -69,6 +69,8 @@ def test_the_rooms_import_what_their_docstrings_allow():
     outside = imports_of(graph, "train.games")
     assert all(t.startswith("engine") or t == "train.rundir" for t in outside), outside
     assert not {t for t in imports_of(graph, "train.match") if t.startswith("train.cluster")}
+    outside = imports_of(graph, "train.learn")
+    assert all(t.startswith("engine") or t in ("train.config", "train.replay", "train.rundir") for t in outside), outside
     users = {m for m, targets in graph.items() if m.startswith(("engine", "train"))
              and not m.startswith("train.cluster") and any(t.startswith("train.cluster") for t in targets)}
     assert users == {"train.loop"}
