@@ -116,9 +116,15 @@ class Player:
         return True
 
     def evaluate_pending(self, tree: Search) -> int:
+        """Evaluates and backs up the leaves pending in slot 0; returns how many.  When the
+        evaluator raises, the leaves are withdrawn first, so the tree stays usable."""
         n = tree.pending
         if n:
-            ev = self.evaluator.evaluate(tree.planes[:n], keys=tree.keys[:n])
+            try:
+                ev = self.evaluator.evaluate(tree.planes[:n], keys=tree.keys[:n])
+            except BaseException:
+                tree.cancel()
+                raise
             tree.backup(ev.policy, ev.value, scores=ev.score)
         return n
 
