@@ -38,7 +38,7 @@ else
 fi
 
 # Only what the tests import; build products are left behind and rebuilt.
-for item in src_c engine train tests pyproject.toml; do
+for item in src_c engine train tools tests pyproject.toml; do
     if [ -e "$REPO/$item" ]; then
         cp -r "$REPO/$item" "$WORK/"
     fi
