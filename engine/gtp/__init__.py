@@ -1,11 +1,5 @@
-"""The GTP server: ``python -m engine`` speaks the Go Text Protocol on stdin/stdout.
-
-:mod:`engine.gtp.protocol` reads lines, parses commands, frames replies and holds the command
-table; :mod:`engine.gtp.commands` is one session (:class:`GTPEngine`, the game commands);
-:mod:`engine.gtp.analysis` holds the analysis commands (lz-analyze, kata-analyze, GoGui's) and
-:mod:`engine.gtp.params` the parameter commands, each using the session's public methods only.
-The names other modules use are re-exported here.
-"""
+"""The GTP server (python -m engine): protocol and command table (protocol), the session's game commands (commands), the analysis and parameter commands (analysis, params), which call each other through public methods only.
+May import engine.core, engine.rules, engine.scoring, engine.sgf, engine.coords, engine.errors and engine.play; never engine.nets or train (the session takes an evaluator factory)."""
 from engine.gtp.analysis import AnalysisOptions
 from engine.gtp.commands import (ENGINE_NAME, MAX_SGF_BYTES, EngineConfig, GTPEngine,
                                  game_from_sgf, game_to_sgf)
