@@ -50,13 +50,6 @@ def _memory(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _search_options(text: str) -> dict[str, float]:
-    try:
-        return searchopts.parse_options(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m engine",
@@ -126,7 +119,7 @@ GTP:
                         f"default {format_memory(DEFAULTS.search.max_memory)}).  A full tree stops "
                         "growing and further visits re-evaluate its "
                         "leaves.  Also goengine-param max_memory")
-    p.add_argument("--search", type=_search_options, action="append", default=[], metavar="OPTS",
+    p.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
                    help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
                         f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}.  "
                         "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")

@@ -41,20 +41,13 @@ def _variant(text: str) -> tuple[str, dict[str, float]]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _options(text: str) -> dict[str, float]:
-    try:
-        return searchopts.parse_options(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tools.search_ab", description=__doc__.split("\n\n")[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--weights", default="weights/9x9.pt", help="the net both sides use")
     p.add_argument("--variant", type=_variant, action="append", required=True, metavar="NAME=OPTS",
                    help="options under test, NAME=opt=v[,opt=v...] (our names or KataGo's); repeatable")
-    p.add_argument("--base", type=_options, default={}, metavar="OPTS",
+    p.add_argument("--base", type=searchopts.options_arg, default={}, metavar="OPTS",
                    help="the base's options (default: the current defaults)")
     p.add_argument("--games", type=int, default=100, help="games per variant (default 100)")
     p.add_argument("--visits", type=int, default=64, help="root visits a move (default 64)")

@@ -20,6 +20,7 @@ have one); without it the search backs up values only and the score options chan
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 
@@ -85,6 +86,14 @@ def parse_options(text: str) -> dict[str, float]:
         field, v = option_value(name, value.strip())
         out[field] = v
     return out
+
+
+def options_arg(text: str) -> dict[str, float]:
+    """:func:`parse_options` as an argparse ``type``: bad options are a usage error."""
+    try:
+        return parse_options(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def with_options(params: SearchParams, options: dict[str, float]) -> SearchParams:
