@@ -97,6 +97,7 @@ def _rank(rank: int, spec: dict[str, Any], port: int | None, results: Any) -> No
                      "samples_per_s": spec["steps"] * batch / seconds, "allreduce_ms": allreduce_ms,
                      "params": sum(p.numel() for p in model.parameters())})
     if world > 1:
+        dist.barrier()      # no rank leaves while another still talks to it (gloo aborts then)
         dist.destroy_process_group()
 
 
