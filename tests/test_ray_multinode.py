@@ -54,7 +54,7 @@ def test_token_authentication_is_on(cluster):
 
 def test_node_lost_then_driver_killed_and_resumed(cluster, tmp_path):
     run = tmp_path / "run"
-    budget = 24
+    budget = 48            # room for the node loss to be noticed before the budget is reached
     args = [*ARGS, "--budget", f"{budget}g"]
     driver = Driver(cluster, run, args, tmp_path / "driver.log")
     try:

@@ -55,8 +55,9 @@ def _rank(rank: int, spec: dict[str, Any], port: int | None, results: Any) -> No
     device = ddp.rank_device(spec["device"], rank, world)
     model = weights.new_model(NetConfig(blocks=spec["blocks"], filters=spec["filters"]), seed=1)
     settings = TrainSettings(lr=0.01, lr_warmup=0, amp=spec["amp"])
-    if world > 1:
-        ddp.init_group(rank, world, ddp.make_store(world, port), device)
+    store = ddp.make_store(world, port) if world > 1 else None    # held until the group is gone
+    if store is not None:
+        ddp.init_group(rank, world, store, device)
         trainer: Trainer = ddp.DDPTrainer(model, settings, device)
     else:
         trainer = Trainer(model, settings, device)
@@ -99,6 +100,7 @@ def _rank(rank: int, spec: dict[str, Any], port: int | None, results: Any) -> No
     if world > 1:
         dist.barrier()      # no rank leaves while another still talks to it (gloo aborts then)
         dist.destroy_process_group()
+    del store
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
