@@ -1,57 +1,16 @@
-/* search.c - PUCT tree, virtual loss, batched collection and backup, tree reuse.
+/* search.c - the tree: node and edge arenas, tree reuse, batched collection with virtual
+ * loss, and backup of values, score utilities and score leads.
  *
- * Storage: a node arena (visited positions, 24 bytes) and an edge arena (candidate moves,
- * 12 bytes); an expanded node owns a contiguous block of edges, and an edge gets a child node
- * only when it is first visited.  Tree reuse copies the kept subtree into fresh arenas. */
-#include "search.h"
+ * Storage: a node arena (visited positions) and an edge arena (candidate moves, 12 bytes); an
+ * expanded node owns a contiguous block of edges, and an edge gets a child node only when it is
+ * first visited.  Tree reuse copies the kept subtree into fresh arenas. */
+#include "search_internal.h"
 #include "kata_features.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SEARCH_MAX_DEPTH 1024
-
-/* The leaves of one batch between collect and backup. */
-typedef struct {
-    int npending;
-    int32_t *path;                /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
-    int16_t *len;                 /* path length of each pending leaf */
-    uint8_t *was;                 /* state of the leaf before it became pending */
-} pending_t;
-
-struct search {
-    search_params_t p;
-    game_t *game;                 /* root position (owned) */
-    int feature_set, planes, area;
-    node_t *nodes;
-    int64_t nnodes, capnodes;
-    edge_t *edges;
-    int64_t nedges, capedges;
-    int32_t root;
-    uint64_t rng;
-    int noise_requested;
-    int64_t full_events;
-    /* Score utility: whether any backup carried scores, and the dynamic centre (Black's lead). */
-    int scored, centre_set;
-    float score_centre;
-    /* Root visit targets (search_set_root_targets), by root edge index; -1: not a candidate. */
-    int root_targets_on;
-    int32_t root_target[BOARD_MAX_AREA + 1];
-    /* Avoided moves (search_set_avoid): a move by colour c at depth d (0: a root child) is
-     * skipped while d < avoid_until[c - 1][padded point]; avoid_on says whether any is set. */
-    int avoid_on;
-    int32_t avoid_until[2][BOARD_MAX_POINTS];
-    /* Pending leaves, one batch per slot (search_set_slots): slots are collected and backed up
-     * independently, so several batches can be in flight at once. */
-    int max_batch, nslots;
-    pending_t slot[SEARCH_MAX_SLOTS];
-    /* Scratch for one descent. */
-    board_t board;
-    uint64_t path_hash[SEARCH_MAX_DEPTH + 1];
-    int16_t path_move[SEARCH_MAX_DEPTH];  /* moves from the root (KataGo features replay them) */
-    uint8_t snaps[8][BOARD_MAX_AREA];
-};
 
 void search_default_params(search_params_t *p) {
     p->c_puct = 1.1f;
@@ -162,14 +121,14 @@ void search_free(search_t *s) {
     free(s);
 }
 
-static int any_pending(const search_t *s) {
+int search_any_pending(const search_t *s) {
     for (int i = 0; i < s->nslots; i++)
         if (s->slot[i].npending) return 1;
     return 0;
 }
 
 int search_set_slots(search_t *s, int nslots) {
-    if (nslots < 1 || nslots > SEARCH_MAX_SLOTS || any_pending(s)) return -1;
+    if (nslots < 1 || nslots > SEARCH_MAX_SLOTS || search_any_pending(s)) return -1;
     for (int i = 0; i < nslots; i++) {
         pending_t *q = &s->slot[i];
         if (q->path) continue;
@@ -251,7 +210,7 @@ static int compact_tree(search_t *s, int32_t keep) {
 }
 
 int search_advance(search_t *s, int pt, int c) {
-    if (any_pending(s)) return -2;
+    if (search_any_pending(s)) return -2;
     int v = board_from_compact(&s->game->board, pt);
     int expected = s->game->board.to_move; /* the tree's edges are moves of this colour */
     int reason = game_play(s->game, pt, c);
@@ -269,7 +228,7 @@ int search_advance(search_t *s, int pt, int c) {
 void search_request_noise(search_t *s) { s->noise_requested = 1; }
 
 int search_set_avoid(search_t *s, const int32_t *until_black, const int32_t *until_white) {
-    if (any_pending(s)) return -2;
+    if (search_any_pending(s)) return -2;
     int32_t table[2][BOARD_MAX_POINTS];
     memset(table, 0, sizeof table);
     int on = 0, area = s->game->board.size * s->game->board.size;
@@ -298,148 +257,6 @@ int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *ta
     }
     s->root_targets_on = 1;
     return found;
-}
-
-/* Random numbers ------------------------------------------------------------------------- */
-
-static double uniform01(search_t *s) { return ((rng_next(&s->rng) >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
-
-static double normal01(search_t *s) {
-    double u1 = uniform01(s), u2 = uniform01(s);
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-/* Marsaglia-Tsang gamma sampler (with the alpha < 1 boost). */
-static double gamma_sample(search_t *s, double alpha) {
-    if (alpha < 1.0) return gamma_sample(s, alpha + 1.0) * pow(uniform01(s), 1.0 / alpha);
-    double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
-    for (;;) {
-        double x, v;
-        do { x = normal01(s); v = 1.0 + c * x; } while (v <= 0.0);
-        v = v * v * v;
-        double u = uniform01(s);
-        if (u < 1.0 - 0.0331 * x * x * x * x) return d * v;
-        if (log(u) < 0.5 * x * x + d * (1.0 - v + log(v))) return d * v;
-    }
-}
-
-static void apply_noise(search_t *s) {
-    node_t *root = &s->nodes[s->root];
-    if (root->state != NODE_EXPANDED || root->nedges == 0 || s->p.noise_epsilon <= 0.0f) return;
-    int k = root->nedges;
-    double alpha = s->p.noise_alpha / (double)k;
-    double eta[BOARD_MAX_AREA + 1], total = 0.0;
-    for (int i = 0; i < k; i++) { eta[i] = gamma_sample(s, alpha); total += eta[i]; }
-    s->noise_requested = 0;
-    if (total <= 0.0) return;
-    float eps = s->p.noise_epsilon;
-    for (int i = 0; i < k; i++) {
-        edge_t *e = &s->edges[root->edges + i];
-        e->prior = (1.0f - eps) * e->prior + eps * (float)(eta[i] / total);
-    }
-}
-
-/* Selection ------------------------------------------------------------------------------ */
-
-/* With root targets: the candidate furthest below its target (ties: the first), or -1 when
- * every candidate has reached its target. */
-static int32_t select_root_target(const search_t *s, const node_t *root) {
-    int32_t best = -1, best_gap = 0;
-    for (int k = 0; k < root->nedges; k++) {
-        if (s->root_target[k] < 0) continue;
-        const edge_t *e = &s->edges[root->edges + k];
-        int32_t have = e->child >= 0 ? s->nodes[e->child].visits + s->nodes[e->child].in_flight : 0;
-        int32_t gap = s->root_target[k] - have;
-        if (gap > best_gap) { best_gap = gap; best = k; }
-    }
-    return best < 0 ? -1 : root->edges + best;
-}
-
-/* Forced playouts (KataGo): a visited root child below sqrt(k * prior * total child visits)
- * visits, the one with the highest prior; -1 if none. */
-static int32_t select_forced(const search_t *s, const node_t *root) {
-    float total = (float)(root->visits > 0 ? root->visits - 1 : 0) + (float)root->in_flight;
-    int32_t best = -1;
-    float best_prior = -1.0f;
-    for (int k = 0; k < root->nedges; k++) {
-        const edge_t *e = &s->edges[root->edges + k];
-        if (e->child < 0) continue;
-        const node_t *c = &s->nodes[e->child];
-        float n = (float)(c->visits + c->in_flight);
-        if (n <= 0.0f) continue;
-        if (n < sqrtf(s->p.forced_playouts_k * e->prior * total) && e->prior > best_prior) {
-            best_prior = e->prior;
-            best = root->edges + k;
-        }
-    }
-    return best;
-}
-
-/* Sum of a node's utilities: value plus score utility (the view of the player who moved). */
-static float utility_sum(const node_t *n) { return n->value_sum + n->util_sum; }
-
-/* Factor of the PUCT term from the spread of the parent's utilities (KataGo's
- * cpuctUtilityStdev*); exactly 1 with cpuct_stdev_scale 0. */
-static float explore_factor(const search_t *s, const node_t *parent) {
-    if (s->p.cpuct_stdev_scale == 0.0f) return 1.0f;
-    double prior = s->p.cpuct_stdev_prior > 1e-6f ? s->p.cpuct_stdev_prior : 1e-6, sd = prior;
-    if (parent->visits > 1) {
-        double n = parent->visits, m = utility_sum(parent) / n, m2 = m * m;
-        double sq = parent->util_sq / n, w = s->p.cpuct_stdev_prior_weight;
-        if (sq < m2) sq = m2;
-        double var = ((m2 + prior * prior) * w + sq * n) / (w + n - 1.0) - m2;
-        sd = sqrt(var > 0.0 ? var : 0.0);
-    }
-    return (float)(1.0 + s->p.cpuct_stdev_scale * (sd / prior - 1.0));
-}
-
-/* Index of the edge of `parent` that PUCT picks (at the root: the targets or forced playouts
- * first, when set); -1 when root targets leave nothing to do. */
-static int32_t select_edge(const search_t *s, const node_t *parent, int is_root, int depth,
-                           int color) {
-    if (is_root && s->root_targets_on) return select_root_target(s, parent);
-    if (is_root && s->p.forced_playouts_k > 0.0f) {
-        int32_t forced = select_forced(s, parent);
-        if (forced >= 0) return forced;
-    }
-    float vl = s->p.virtual_loss;
-    float parent_n = (float)parent->visits + vl * (float)parent->in_flight;
-    float parent_q = parent->visits > 0 ? -utility_sum(parent) / (float)parent->visits : 0.0f;
-    float cp = s->p.c_puct + s->p.c_puct_factor *
-               logf((parent_n + s->p.c_puct_base + 1.0f) / s->p.c_puct_base);
-    float scale = cp * sqrtf(parent_n > 1.0f ? parent_n : 1.0f) * explore_factor(s, parent);
-    /* One pass: the best visited edge by Q + U, and the unvisited edge with the highest prior
-     * (all unvisited edges share the FPU value, so that one is their best). */
-    float visited_prior = 0.0f, best_score = -1e30f, best_unvisited_prior = -1.0f;
-    int32_t best = -1, best_unvisited = -1;
-    const edge_t *edges = &s->edges[parent->edges];
-    const int32_t *avoid = s->avoid_on ? s->avoid_until[color - 1] : NULL;
-    if (avoid) { /* no move left by the avoid table: the table is ignored at this node */
-        int k = 0;
-        while (k < parent->nedges && avoid[edges[k].move] > depth) k++;
-        if (k == parent->nedges) avoid = NULL;
-    }
-    for (int k = 0; k < parent->nedges; k++) {
-        const edge_t *e = &edges[k];
-        if (avoid && avoid[e->move] > depth) continue;
-        const node_t *c = e->child >= 0 ? &s->nodes[e->child] : NULL;
-        if (c && c->visits + c->in_flight > 0) {
-            visited_prior += e->prior;
-            float n = (float)c->visits + vl * (float)c->in_flight;
-            float q = (utility_sum(c) - vl * (float)c->in_flight) / n;
-            float score = q + scale * e->prior / (1.0f + n);
-            if (score > best_score) { best_score = score; best = k; }
-        } else if (e->prior > best_unvisited_prior) {
-            best_unvisited_prior = e->prior;
-            best_unvisited = k;
-        }
-    }
-    if (best_unvisited >= 0) {
-        float red = is_root ? s->p.fpu_reduction_root : s->p.fpu_reduction;
-        float fpu = parent_q - red * sqrtf(visited_prior);
-        if (best < 0 || fpu + scale * best_unvisited_prior > best_score) best = best_unvisited;
-    }
-    return parent->edges + best;
 }
 
 /* Final score (area minus komi) for the side to move of board b (game over by two passes). */
@@ -581,7 +398,7 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
         }
         if (n->state == NODE_PENDING) return -1;
         if (n->state == NODE_FRESH || len >= SEARCH_MAX_DEPTH - 1) break;
-        int32_t ei = select_edge(s, n, len == 1, len - 1, b->to_move);
+        int32_t ei = search_select_edge(s, n, len == 1, len - 1, b->to_move);
         if (ei < 0) return -2;
         if (s->edges[ei].child < 0) {
             int32_t child = new_node(s);
@@ -657,7 +474,7 @@ int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, ui
     pending_t *q = &s->slot[slot];
     if (max_leaves > s->max_batch) max_leaves = s->max_batch;
     if (q->npending) search_cancel_slot(s, slot);  /* never backed up: withdraw them */
-    if (s->noise_requested) apply_noise(s);
+    if (s->noise_requested) search_apply_noise(s);
     size_t stride = (size_t)s->planes * (size_t)s->area;
     int collisions = 0, attempts = 0;
     while (q->npending < max_leaves && attempts < max_leaves * 4 + 16) {
@@ -730,7 +547,7 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         backup_path(s, path, len, v, u, lead, 1);
     }
     q->npending = 0;
-    if (s->noise_requested) apply_noise(s);
+    if (s->noise_requested) search_apply_noise(s);
     return 0;
 }
 
@@ -760,246 +577,6 @@ int search_backup_many(search_t **ss, int n, const int32_t *counts, const float 
                           scores ? scores + offset : NULL, counts[i]) != 0)
             return -1;
         offset += counts[i];
-    }
-    return 0;
-}
-
-/* Statistics ----------------------------------------------------------------------------- */
-
-int32_t search_root_visits(const search_t *s) { return s->nodes[s->root].visits; }
-
-float search_root_value(const search_t *s) {
-    const node_t *r = &s->nodes[s->root];
-    return r->visits ? -r->value_sum / (float)r->visits : 0.0f;
-}
-
-float search_root_score(const search_t *s) {
-    const node_t *r = &s->nodes[s->root];
-    return r->visits ? -r->score_sum / (float)r->visits : 0.0f;
-}
-
-float search_root_utility(const search_t *s) {
-    const node_t *r = &s->nodes[s->root];
-    return r->visits ? -r->util_sum / (float)r->visits : 0.0f;
-}
-
-float search_score_centre(const search_t *s) { return s->score_centre; }
-
-float search_child_utility(const search_t *s, int pt) {
-    const node_t *r = &s->nodes[s->root];
-    if (pt < 0 || pt > s->area) return -2.0f;
-    int v = board_from_compact(&s->game->board, pt);
-    for (int k = 0; r->edges >= 0 && k < r->nedges; k++) {
-        const edge_t *e = &s->edges[r->edges + k];
-        if (e->move != v) continue;
-        if (e->child < 0 || s->nodes[e->child].visits == 0) return -2.0f;
-        return utility_sum(&s->nodes[e->child]) / (float)s->nodes[e->child].visits;
-    }
-    return -2.0f;
-}
-
-float search_root_explore_factor(const search_t *s) { return explore_factor(s, &s->nodes[s->root]); }
-
-/* Student's t for the LCB (as Leela Zero picks its move): with n visits the bound is
- * mean - t(n-1) * sqrt(sample variance / n), where t(df) has the upper-tail probability that
- * lcb_z has under the normal distribution.  With few visits t is far wider than z (df 2 at
- * z 4.265: t 223), so a child with 3 lucky visits cannot outrank one with 17. */
-
-/* Continued fraction of the regularized incomplete beta function (modified Lentz). */
-static double beta_cf(double a, double b, double x) {
-    const double tiny = 1e-300, eps = 1e-13;
-    double qab = a + b, qap = a + 1.0, qam = a - 1.0;
-    double c = 1.0, d = 1.0 - qab * x / qap;
-    if (fabs(d) < tiny) d = tiny;
-    d = 1.0 / d;
-    double h = d;
-    for (int m = 1; m <= 500; m++) {
-        double m2 = 2.0 * m;
-        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
-        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d; h *= d * c;
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d; if (fabs(d) < tiny) d = tiny;
-        c = 1.0 + aa / c; if (fabs(c) < tiny) c = tiny;
-        d = 1.0 / d;
-        double del = d * c;
-        h *= del;
-        if (fabs(del - 1.0) < eps) break;
-    }
-    return h;
-}
-
-/* I_x(a, b), the regularized incomplete beta function. */
-static double inc_beta(double a, double b, double x) {
-    if (x <= 0.0) return 0.0;
-    if (x >= 1.0) return 1.0;
-    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
-    if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_cf(a, b, x) / a;
-    return 1.0 - front * beta_cf(b, a, 1.0 - x) / b;
-}
-
-/* P(T > t) for Student's t with df degrees of freedom, t >= 0. */
-static double t_upper_tail(double t, double df) {
-    return 0.5 * inc_beta(0.5 * df, 0.5, df / (df + t * t));
-}
-
-/* The t whose upper-tail probability equals that of z under the normal distribution. */
-double search_t_quantile(double z, int df) {
-    if (df < 1) df = 1;
-    if (df > 1000) {  /* Cornish-Fisher: within 1e-5 of the exact value from here on */
-        double n = df, z3 = z * z * z, z5 = z3 * z * z;
-        return z + (z3 + z) / (4.0 * n) + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * n * n);
-    }
-    double p = 0.5 * erfc(z / sqrt(2.0));
-    double lo = 0.0, hi = z > 1.0 ? z : 1.0;
-    while (t_upper_tail(hi, df) > p && hi < 1e12) { lo = hi; hi *= 2.0; }
-    for (int i = 0; i < 60 && hi - lo > 1e-7 * hi; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (t_upper_tail(mid, df) > p) lo = mid; else hi = mid;
-    }
-    return 0.5 * (lo + hi);
-}
-
-float search_lcb(float z, int32_t visits, float value_sum, float value_sq) {
-    if (visits < 2) return -1e6f + (float)(visits > 0 ? visits : 0);
-    float n = (float)visits;
-    float q = value_sum / n;
-    float var = (value_sq - n * q * q) / (n - 1.0f);  /* sample variance */
-    if (var < 1e-4f) var = 1e-4f;
-    return q - (float)search_t_quantile(z, visits - 1) * sqrtf(var / n);
-}
-
-static float node_lcb(const search_t *s, const node_t *c) {
-    if (!c) return -1e6f;
-    return search_lcb(s->p.lcb_z, c->visits, c->value_sum, c->value_sq);
-}
-
-static int compact_of(const search_t *s, int v) { return board_to_compact(&s->game->board, v); }
-
-static const node_t *edge_node(const search_t *s, const edge_t *e) {
-    return e->child >= 0 ? &s->nodes[e->child] : NULL;
-}
-
-static int32_t edge_visits(const search_t *s, const edge_t *e) {
-    return e->child >= 0 ? s->nodes[e->child].visits : 0;
-}
-
-int search_root_children(const search_t *s, int32_t *moves, int32_t *visits, float *q,
-                         float *prior, float *lcb, int max) {
-    const node_t *r = &s->nodes[s->root];
-    if (r->edges < 0) return 0;
-    int k = r->nedges < max ? r->nedges : max;
-    for (int i = 0; i < k; i++) {
-        const edge_t *e = &s->edges[r->edges + i];
-        const node_t *c = edge_node(s, e);
-        moves[i] = compact_of(s, e->move);
-        visits[i] = c ? c->visits : 0;
-        q[i] = (c && c->visits) ? c->value_sum / (float)c->visits : 0.0f;
-        prior[i] = e->prior;
-        lcb[i] = node_lcb(s, c);
-    }
-    return k;
-}
-
-/* Most visited edge of n (ties: higher prior), -1 if none. */
-static int32_t most_visited(const search_t *s, const node_t *n) {
-    int32_t best = -1;
-    for (int k = 0; k < n->nedges; k++) {
-        int32_t ei = n->edges + k;
-        const edge_t *e = &s->edges[ei];
-        if (best < 0) { best = ei; continue; }
-        int32_t v = edge_visits(s, e), bv = edge_visits(s, &s->edges[best]);
-        if (v > bv || (v == bv && e->prior > s->edges[best].prior)) best = ei;
-    }
-    return best;
-}
-
-int search_pv(const search_t *s, int pt, int32_t *out, int max) {
-    const node_t *n = &s->nodes[s->root];
-    int len = 0;
-    int32_t ei = -1;
-    if (n->edges < 0) return 0;
-    if (pt >= 0) {
-        int v = board_from_compact(&s->game->board, pt);
-        for (int k = 0; k < n->nedges; k++)
-            if (s->edges[n->edges + k].move == v) ei = n->edges + k;
-    } else {
-        ei = most_visited(s, n);
-    }
-    while (ei >= 0 && len < max && edge_visits(s, &s->edges[ei]) > 0) {
-        out[len++] = compact_of(s, s->edges[ei].move);
-        n = &s->nodes[s->edges[ei].child];
-        if (n->edges < 0) break;
-        ei = most_visited(s, n);
-    }
-    return len;
-}
-
-int search_choose(search_t *s) {
-    const node_t *r = &s->nodes[s->root];
-    if (r->edges < 0 || r->nedges == 0) return s->area;
-    int32_t best = most_visited(s, r);
-    int32_t top = edge_visits(s, &s->edges[best]);
-    if (top == 0) return compact_of(s, s->edges[best].move);
-    if (s->p.temperature > 0.0f) {
-        double w[BOARD_MAX_AREA + 1], total = 0.0;
-        double inv = 1.0 / s->p.temperature;
-        for (int k = 0; k < r->nedges; k++) {
-            int32_t v = edge_visits(s, &s->edges[r->edges + k]);
-            w[k] = v > 0 ? pow((double)v / (double)top, inv) : 0.0;
-            total += w[k];
-        }
-        double x = uniform01(s) * total;
-        for (int k = 0; k < r->nedges; k++) {
-            x -= w[k];
-            if (x <= 0.0 && w[k] > 0.0) return compact_of(s, s->edges[r->edges + k].move);
-        }
-        return compact_of(s, s->edges[best].move);
-    }
-    if (s->p.lcb_z > 0.0f) {
-        float floor_visits = s->p.lcb_min_visit_frac * (float)top;
-        int32_t pick = best;
-        float pick_lcb = node_lcb(s, edge_node(s, &s->edges[best]));
-        for (int k = 0; k < r->nedges; k++) {
-            const edge_t *e = &s->edges[r->edges + k];
-            const node_t *c = edge_node(s, e);
-            if (!c || (float)c->visits < floor_visits || c->visits < 2) continue;
-            float l = node_lcb(s, c);
-            if (l > pick_lcb) { pick_lcb = l; pick = r->edges + k; }
-        }
-        best = pick;
-    }
-    return compact_of(s, s->edges[best].move);
-}
-
-int64_t search_nodes(const search_t *s) { return s->nnodes; }
-int64_t search_full_events(const search_t *s) { return s->full_events; }
-int search_to_move(const search_t *s) { return s->game->board.to_move; }
-const game_t *search_game(const search_t *s) { return s->game; }
-
-int64_t search_check(const search_t *s) {
-    int pending = any_pending(s);
-    for (int64_t i = 0; i < s->nnodes; i++) {
-        const node_t *n = &s->nodes[i];
-        if (n->in_flight < 0 || (!pending && n->in_flight != 0)) return -(i + 1);
-        if (n->state == NODE_PENDING && !pending) return -(i + 1);
-    }
-    /* Visits add up below the root: an expanded node's visits are its own evaluation plus its
-     * children's (terminal nodes and re-evaluations at the memory cap excepted). */
-    if (s->full_events) return 0;
-    for (int64_t i = 0; i < s->nnodes; i++) {
-        const node_t *n = &s->nodes[i];
-        if (n->state != NODE_EXPANDED || n->edges < 0) continue;
-        int64_t sum = 0, flight = 0;
-        for (int k = 0; k < n->nedges; k++) {
-            const edge_t *e = &s->edges[n->edges + k];
-            if (e->child < 0) continue;
-            sum += s->nodes[e->child].visits;
-            flight += s->nodes[e->child].in_flight;
-        }
-        if (n->visits != 1 + sum && !(i == s->root && n->visits == sum)) return -(i + 1);
-        if (n->in_flight != flight) return -(i + 1);
     }
     return 0;
 }

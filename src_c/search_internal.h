@@ -1,0 +1,64 @@
+/* search_internal.h - the search's private state, shared by its source files:
+ * search.c (arenas, tree reuse, descent, backup), search_select.c (PUCT selection, root noise),
+ * search_bias.c (subtree value-bias table) and search_stats.c (read-outs, LCB, the move choice). */
+#ifndef GO_SEARCH_INTERNAL_H
+#define GO_SEARCH_INTERNAL_H
+
+#include "search.h"
+
+
+#define SEARCH_MAX_DEPTH 1024
+
+/* The leaves of one batch between collect and backup. */
+typedef struct {
+    int npending;
+    int32_t *path;                /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
+    int16_t *len;                 /* path length of each pending leaf */
+    uint8_t *was;                 /* state of the leaf before it became pending */
+} pending_t;
+
+struct search {
+    search_params_t p;
+    game_t *game;                 /* root position (owned) */
+    int feature_set, planes, area;
+    node_t *nodes;
+    int64_t nnodes, capnodes;
+    edge_t *edges;
+    int64_t nedges, capedges;
+    int32_t root;
+    uint64_t rng;
+    int noise_requested;
+    int64_t full_events;
+    /* Score utility: whether any backup carried scores, and the dynamic centre (Black's lead). */
+    int scored, centre_set;
+    float score_centre;
+    /* Root visit targets (search_set_root_targets), by root edge index; -1: not a candidate. */
+    int root_targets_on;
+    int32_t root_target[BOARD_MAX_AREA + 1];
+    /* Avoided moves (search_set_avoid): a move by colour c at depth d (0: a root child) is
+     * skipped while d < avoid_until[c - 1][padded point]; avoid_on says whether any is set. */
+    int avoid_on;
+    int32_t avoid_until[2][BOARD_MAX_POINTS];
+    /* Pending leaves, one batch per slot (search_set_slots): slots are collected and backed up
+     * independently, so several batches can be in flight at once. */
+    int max_batch, nslots;
+    pending_t slot[SEARCH_MAX_SLOTS];
+    /* Scratch for one descent. */
+    board_t board;
+    uint64_t path_hash[SEARCH_MAX_DEPTH + 1];
+    int16_t path_move[SEARCH_MAX_DEPTH];  /* moves from the root (KataGo features replay them) */
+    uint8_t snaps[8][BOARD_MAX_AREA];
+};
+
+/* Sum of a node's utilities: value plus score utility (the view of the player who moved). */
+static inline float utility_sum(const node_t *n) { return n->value_sum + n->util_sum; }
+
+/* search_select.c */
+double search_uniform01(search_t *s);
+void search_apply_noise(search_t *s);
+float search_explore_factor(const search_t *s, const node_t *parent);
+int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root, int depth, int color);
+/* search.c */
+int search_any_pending(const search_t *s);
+
+#endif
