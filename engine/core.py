@@ -382,6 +382,10 @@ class SearchParams:
     cpuct_stdev_prior: float = _SEARCH_DEFAULTS["cpuct_stdev_prior"]
     cpuct_stdev_prior_weight: float = _SEARCH_DEFAULTS["cpuct_stdev_prior_weight"]
     cpuct_stdev_scale: float = _SEARCH_DEFAULTS["cpuct_stdev_scale"]
+    subtree_bias_factor: float = _SEARCH_DEFAULTS["subtree_bias_factor"]
+    subtree_bias_free_prop: float = _SEARCH_DEFAULTS["subtree_bias_free_prop"]
+    subtree_bias_weight_exponent: float = _SEARCH_DEFAULTS["subtree_bias_weight_exponent"]
+    lcb_utility: float = _SEARCH_DEFAULTS["lcb_utility"]
 
     def _c(self):
         p = ffi.new("search_params_t *")
@@ -620,6 +624,14 @@ class Search:
         """Selection's utility of root child ``move``: mean value plus mean score utility
         (mover's view; -2 when unvisited)."""
         return float(lib.search_child_utility(self._ptr, int(move)))
+
+    def child_bias(self, move: int) -> tuple[float, float] | None:
+        """The value-bias table entry of root child ``move``: (weighted delta sum, weight sum),
+        or None when the child has no entry (unvisited, or the correction is off)."""
+        delta, weight = ffi.new("double *"), ffi.new("double *")
+        if lib.search_child_bias(self._ptr, int(move), delta, weight) != 0:
+            return None
+        return float(delta[0]), float(weight[0])
 
     @property
     def nodes(self) -> int:

@@ -121,7 +121,7 @@ GTP:
                         "leaves.  Also goengine-param max_memory")
     p.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
                    help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
-                        f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}.  "
+                        f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility.  "
                         "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")
     p.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
                    help="seconds kept in reserve on every move under a clock "

@@ -35,6 +35,10 @@ void search_default_params(search_params_t *p) {
     p->cpuct_stdev_prior = 0.4f;
     p->cpuct_stdev_prior_weight = 2.0f;
     p->cpuct_stdev_scale = 0.0f;      /* KataGo's GTP default: 0.85 */
+    p->subtree_bias_factor = 0.0f;    /* KataGo's GTP default: 0.45 */
+    p->subtree_bias_free_prop = 0.8f;
+    p->subtree_bias_weight_exponent = 0.85f;
+    p->lcb_utility = 0.0f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -68,20 +72,24 @@ static int32_t new_node(search_t *s) {
     node_t *n = &s->nodes[s->nnodes];
     memset(n, 0, sizeof(*n));
     n->edges = -1;
+    n->bias_entry = -1;
     n->state = NODE_FRESH;
     return (int32_t)s->nnodes++;
 }
 
 static int reset_tree(search_t *s) {
+    search_bias_release(s, s->nodes, s->nnodes, -(double)s->p.subtree_bias_free_prop);
     s->nnodes = 0;
     s->nedges = 0;
     if (grow((void **)&s->nodes, &s->capnodes, 1, sizeof(node_t)) != 0) return -1;
     memset(&s->nodes[0], 0, sizeof(node_t));
     s->nodes[0].edges = -1;
+    s->nodes[0].bias_entry = -1;
     s->nnodes = 1;
     s->root = 0;
     s->root_targets_on = 0;
     s->centre_set = 0;
+    search_bias_compact(s);
     return 0;
 }
 
@@ -117,6 +125,7 @@ void search_free(search_t *s) {
     game_free(s->game);
     free(s->nodes);
     free(s->edges);
+    free(s->bias_table);
     for (int i = 0; i < SEARCH_MAX_SLOTS; i++) free_slot(&s->slot[i]);
     free(s);
 }
@@ -195,6 +204,13 @@ static int compact_tree(search_t *s, int32_t keep) {
         }
         ne += n->nedges;
     }
+    /* Discarded nodes leave free_prop of their value-bias contributions; the new root's own
+     * correction is withdrawn (a root's evaluation is never corrected). */
+    double fp = s->p.subtree_bias_free_prop;
+    search_bias_release(s, s->nodes, s->nnodes, -fp);
+    search_bias_release(s, nodes, nn, fp);
+    nodes[0].util_sum -= nodes[0].bias;
+    nodes[0].bias = 0.0f;
     free(s->nodes);
     free(s->edges);
     s->nodes = nodes;
@@ -206,6 +222,7 @@ static int compact_tree(search_t *s, int32_t keep) {
     s->root = 0;
     s->root_targets_on = 0;
     s->centre_set = 0;
+    search_bias_compact(s);
     return 0;
 }
 
@@ -387,6 +404,7 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
         if (n->state == NODE_TERMINAL) {
             float inv = -1.0f / (float)n->visits;
             backup_path(s, path, len, n->value_sum * inv, n->util_sum * inv, n->score_sum * inv, 0);
+            search_bias_update(s, path, len);
             return 0;
         }
         if (b->passes >= 2) {
@@ -394,6 +412,7 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
             float score = terminal_score(s, b);
             backup_path(s, path, len, sign_value(score),
                         s->scored ? score_utility(s, score, b->to_move) : 0.0f, s->scored ? score : 0.0f, 0);
+            search_bias_update(s, path, len);
             return 0;
         }
         if (n->state == NODE_PENDING) return -1;
@@ -404,6 +423,8 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
             int32_t child = new_node(s);
             if (child < 0) break;   /* memory cap: re-evaluate this node instead of growing */
             s->edges[ei].child = child;
+            if (s->p.subtree_bias_factor != 0.0f)
+                s->nodes[child].bias_entry = search_bias_get(s, search_bias_key(b, s->edges[ei].move, b->to_move));
         }
         if (lz) /* remember this position for the history planes */
             for (int r = 0, i = 0; r < b->size; r++)
@@ -544,7 +565,9 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         if (lead < -max_lead) lead = -max_lead;
         if (lead > max_lead) lead = max_lead;
         float u = scores ? score_utility(s, lead, path_color(s, len)) : 0.0f;
+        if (leaf->visits == 0) leaf->nn_util = -(v + u);  /* the mover's view, as the sums */
         backup_path(s, path, len, v, u, lead, 1);
+        search_bias_update(s, path, len);
     }
     q->npending = 0;
     if (s->noise_requested) search_apply_noise(s);

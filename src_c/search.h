@@ -55,6 +55,21 @@ typedef struct {
     float cpuct_stdev_prior;
     float cpuct_stdev_prior_weight;
     float cpuct_stdev_scale;
+    /* Subtree value-bias correction (KataGo's subtreeValueBias*): nodes reached by the same move
+     * of the same colour, after the same previous move, with the same 5x5 neighbourhood and ko
+     * point, share a table entry holding the weighted mean of (mean utility of a node's children
+     * - the net's utility of the node), each node weighted by (its children's visits)^exponent.
+     * A node's own evaluation then counts as the net's utility plus factor * that mean.  The
+     * correction goes into the utility sums only (selection reads it; winrate, LCB on values and
+     * resignation do not), and is refreshed for the nodes of each backed-up path.  When the tree
+     * is cut (a move played), free_prop of the discarded nodes' contributions leaves the table.
+     * The table holds up to 65,536 entries (24 bytes each), beside max_memory.  0 factor: off. */
+    float subtree_bias_factor;
+    float subtree_bias_free_prop;
+    float subtree_bias_weight_exponent;
+    /* Nonzero: the LCB move choice reads value plus score utility (and value-bias correction),
+     * as KataGo's does; 0: value alone. */
+    float lcb_utility;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
@@ -67,7 +82,7 @@ typedef struct {
     int16_t pad;
 } edge_t;
 
-/* A visited position: 36 bytes. */
+/* A visited position: 56 bytes. */
 typedef struct {
     int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
     int32_t visits;     /* completed visits */
@@ -76,6 +91,11 @@ typedef struct {
     float util_sum;     /* sum of score utilities, same view (selection adds it to value_sum) */
     float util_sq;      /* sum of squared utilities, value plus score utility (cPUCT's spread) */
     float score_sum;    /* sum of score leads in points, same view (the dynamic centre) */
+    float nn_util;      /* the net's value plus score utility of this position, same view */
+    float bias;         /* value-bias correction now included in util_sum, same view */
+    float bias_delta;   /* this node's share of its bias entry: weighted delta and weight */
+    float bias_weight;
+    int32_t bias_entry; /* index in the value-bias table, -1: none */
     uint16_t nedges;    /* legal moves (edges) */
     int16_t in_flight;  /* descents waiting for an evaluation below this node */
     uint8_t state;      /* NODE_* */
@@ -189,6 +209,11 @@ int search_pv(const search_t *s, int pt, int32_t *out, int max);
 /* Chooses the move to play (compact) with the params' temperature and LCB rule; pass when the
  * root has no children.  Never returns an illegal move. */
 int search_choose(search_t *s);
+/* The value-bias entry of root child compact move pt (exposed for tests): its weighted delta
+ * sum and weight sum; returns 0, or -1 when the child has no entry. */
+int search_child_bias(const search_t *s, int pt, double *delta_sum, double *weight_sum);
+/* Entries in use in the value-bias table. */
+int32_t search_bias_entries(const search_t *s);
 /* Nodes in use, tree bytes in use, and the number of times the tree could not grow (memory cap). */
 int64_t search_nodes(const search_t *s);
 int64_t search_memory(const search_t *s);

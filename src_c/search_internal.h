@@ -17,6 +17,13 @@ typedef struct {
     uint8_t *was;                 /* state of the leaf before it became pending */
 } pending_t;
 
+/* An entry of the value-bias table (key 0: empty). */
+typedef struct {
+    uint64_t key;
+    double delta;                 /* sum of weighted (children's mean utility - net's utility) */
+    double weight;                /* sum of weights */
+} bias_entry_t;
+
 struct search {
     search_params_t p;
     game_t *game;                 /* root position (owned) */
@@ -43,6 +50,9 @@ struct search {
      * independently, so several batches can be in flight at once. */
     int max_batch, nslots;
     pending_t slot[SEARCH_MAX_SLOTS];
+    /* Value-bias table (search_bias.c), allocated when subtree_bias_factor is first nonzero. */
+    bias_entry_t *bias_table;
+    int32_t bias_cap, bias_used;
     /* Scratch for one descent. */
     board_t board;
     uint64_t path_hash[SEARCH_MAX_DEPTH + 1];
@@ -58,6 +68,12 @@ double search_uniform01(search_t *s);
 void search_apply_noise(search_t *s);
 float search_explore_factor(const search_t *s, const node_t *parent);
 int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root, int depth, int color);
+/* search_bias.c */
+uint64_t search_bias_key(const board_t *b, int move, int color);
+int32_t search_bias_get(search_t *s, uint64_t key);
+void search_bias_update(search_t *s, const int32_t *path, int len);
+void search_bias_release(search_t *s, const node_t *nodes, int64_t n, double scale);
+void search_bias_compact(search_t *s);
 /* search.c */
 int search_any_pending(const search_t *s);
 

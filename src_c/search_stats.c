@@ -116,6 +116,15 @@ static float node_lcb(const search_t *s, const node_t *c) {
     return search_lcb(s->p.lcb_z, c->visits, c->value_sum, c->value_sq);
 }
 
+/* The bound the move choice compares: on values, or with lcb_utility on value plus score
+ * utility (and value-bias correction), shifted from the value bound by the mean utility (the
+ * spread is the values'; the utility sums hold corrections their squares do not). */
+static float choice_lcb(const search_t *s, const node_t *c) {
+    float l = node_lcb(s, c);
+    if (s->p.lcb_utility == 0.0f || !c || c->visits < 2) return l;
+    return l + c->util_sum / (float)c->visits;
+}
+
 static int compact_of(const search_t *s, int v) { return board_to_compact(&s->game->board, v); }
 
 static const node_t *edge_node(const search_t *s, const edge_t *e) {
@@ -201,12 +210,12 @@ int search_choose(search_t *s) {
     if (s->p.lcb_z > 0.0f) {
         float floor_visits = s->p.lcb_min_visit_frac * (float)top;
         int32_t pick = best;
-        float pick_lcb = node_lcb(s, edge_node(s, &s->edges[best]));
+        float pick_lcb = choice_lcb(s, edge_node(s, &s->edges[best]));
         for (int k = 0; k < r->nedges; k++) {
             const edge_t *e = &s->edges[r->edges + k];
             const node_t *c = edge_node(s, e);
             if (!c || (float)c->visits < floor_visits || c->visits < 2) continue;
-            float l = node_lcb(s, c);
+            float l = choice_lcb(s, c);
             if (l > pick_lcb) { pick_lcb = l; pick = r->edges + k; }
         }
         best = pick;

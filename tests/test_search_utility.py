@@ -252,15 +252,17 @@ def test_variance_scaled_cpuct_picks_the_child_computed_by_hand():
 
 
 def test_node_size_and_the_memory_cap_with_the_score_sums():
-    assert NODE_BYTES == 36 and EDGE_BYTES == 12
+    assert NODE_BYTES == 56 and EDGE_BYTES == 12
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
     tree = Search(Game(SIZE), SearchParams(max_memory=cap, static_score_utility=0.3,
-                                           dynamic_score_utility=0.3, cpuct_stdev_scale=0.85),
+                                           dynamic_score_utility=0.3, cpuct_stdev_scale=0.85,
+                                           subtree_bias_factor=0.45),
                   max_batch=8, seed=4)
     ev = HashEvaluator()
     run(tree, ev, 1500)
     assert tree.memory_bytes <= cap
     assert tree.full_events > 0 and tree.visits >= 1500
+    assert lib.search_bias_entries(tree._ptr) > 0     # the value-bias table is in use too
     assert tree.check() == 0
 
 

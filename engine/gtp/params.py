@@ -13,7 +13,7 @@ from engine.play.memory import format_memory
 
 PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
           "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
-          "rules", *searchopts.KATAGO_NAMES)
+          "rules", *searchopts.OPTIONS)
 
 
 class ParamCommands:
@@ -44,7 +44,7 @@ class ParamCommands:
                 f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
                 f"[string] max_memory {format_memory(cfg.search.max_memory)}",
-                *(f"[string] {k} {getattr(cfg.search, k):g}" for k in searchopts.KATAGO_NAMES),
+                *(f"[string] {k} {getattr(cfg.search, k):g}" for k in searchopts.OPTIONS),
                 f"[list/chinese/tromp-taylor] rules {session.game.rules.name}",
             ])
         if len(args) != 2 or args[0] not in PARAMS:
@@ -76,7 +76,7 @@ class ParamCommands:
         elif key == "rules":
             session.set_rules(session.rules_named(value))
         else:
-            if key in searchopts.KATAGO_NAMES:
+            if key in searchopts.OPTIONS:
                 try:
                     v = searchopts.option_value(key, value)[1]
                 except ValueError:

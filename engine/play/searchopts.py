@@ -1,7 +1,8 @@
 """The search's KataGo-style options by name, for command lines, GTP and match specs.
 
 Each option is a :class:`engine.core.SearchParams` field (documented in src_c/search.h) and
-may also be given by its KataGo config name, so a KataGo user's settings carry over:
+may also be given by its KataGo config name where KataGo has one, so a KataGo user's settings
+carry over:
 
 ==============================  ==============================  ===========
 our name                        KataGo's name                   range
@@ -13,6 +14,10 @@ our name                        KataGo's name                   range
 ``cpuct_stdev_prior``           ``cpuctUtilityStdevPrior``      1e-8 .. 10
 ``cpuct_stdev_prior_weight``    ``cpuctUtilityStdevPriorWeight`` 0 .. 100
 ``cpuct_stdev_scale``           ``cpuctUtilityStdevScale``      0 .. 1
+``subtree_bias_factor``         ``subtreeValueBiasFactor``      0 .. 1
+``subtree_bias_free_prop``      ``subtreeValueBiasFreeProp``    0 .. 1
+``subtree_bias_weight_exponent`` ``subtreeValueBiasWeightExponent`` 0 .. 1
+``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ==============================  ==============================  ===========
 
 The ranges are KataGo's.  The score utility needs a net with a score head (ours and KataGo's
@@ -35,7 +40,12 @@ KATAGO_NAMES = {
     "cpuct_stdev_prior": "cpuctUtilityStdevPrior",
     "cpuct_stdev_prior_weight": "cpuctUtilityStdevPriorWeight",
     "cpuct_stdev_scale": "cpuctUtilityStdevScale",
+    "subtree_bias_factor": "subtreeValueBiasFactor",
+    "subtree_bias_free_prop": "subtreeValueBiasFreeProp",
+    "subtree_bias_weight_exponent": "subtreeValueBiasWeightExponent",
 }
+#: Every option by our name: KataGo's, then ours without a KataGo counterpart.
+OPTIONS = (*KATAGO_NAMES, "lcb_utility")
 #: Accepted range of each option (KataGo's).
 RANGES = {
     "static_score_utility": (0.0, 1.0),
@@ -45,8 +55,12 @@ RANGES = {
     "cpuct_stdev_prior": (1e-8, 10.0),
     "cpuct_stdev_prior_weight": (0.0, 100.0),
     "cpuct_stdev_scale": (0.0, 1.0),
+    "subtree_bias_factor": (0.0, 1.0),
+    "subtree_bias_free_prop": (0.0, 1.0),
+    "subtree_bias_weight_exponent": (0.0, 1.0),
+    "lcb_utility": (0.0, 1.0),
 }
-_BY_NAME = {**{k: k for k in KATAGO_NAMES}, **{v: k for k, v in KATAGO_NAMES.items()}}
+_BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
 
 
 def option_field(name: str) -> str:
@@ -54,7 +68,7 @@ def option_field(name: str) -> str:
     try:
         return _BY_NAME[name.strip()]
     except KeyError:
-        raise ValueError(f"unknown search option {name!r} (known: {', '.join(KATAGO_NAMES)}, "
+        raise ValueError(f"unknown search option {name!r} (known: {', '.join(OPTIONS)}, "
                          f"or KataGo's {', '.join(KATAGO_NAMES.values())})") from None
 
 
@@ -104,5 +118,5 @@ def with_options(params: SearchParams, options: dict[str, float]) -> SearchParam
 def describe(params: SearchParams) -> str:
     """``name=value`` of the options that differ from the defaults (``default`` if none)."""
     base = SearchParams()
-    diff = [f"{k}={getattr(params, k):g}" for k in KATAGO_NAMES if getattr(params, k) != getattr(base, k)]
+    diff = [f"{k}={getattr(params, k):g}" for k in OPTIONS if getattr(params, k) != getattr(base, k)]
     return ",".join(diff) or "default"

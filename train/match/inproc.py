@@ -83,7 +83,7 @@ def parse_inproc(command: str) -> InProcessSpec | None:
             key, sep, value = (x.strip() for x in item.partition("="))
             if sep and searchopts.is_option(key):
                 key = searchopts.option_field(key)
-            if not sep or (key not in INPROC_OPTIONS and key not in searchopts.KATAGO_NAMES):
+            if not sep or (key not in INPROC_OPTIONS and key not in searchopts.OPTIONS):
                 raise ValueError(
                     f"{command!r}: unknown in-process option {item!r} "
                     f"(known: {', '.join(INPROC_OPTIONS)})")
@@ -109,7 +109,7 @@ def parse_inproc(command: str) -> InProcessSpec | None:
             raise ValueError(f"{command!r}: max_memory: {exc}") from None
     try:
         search = tuple(searchopts.option_value(k, v) for k, v in options.items()
-                       if k in searchopts.KATAGO_NAMES)
+                       if k in searchopts.OPTIONS)
     except ValueError as exc:
         raise ValueError(f"{command!r}: {exc}") from None
     return InProcessSpec(weights, visits, options.get("device") or None,
