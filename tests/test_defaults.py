@@ -84,8 +84,7 @@ def test_play_defaults_have_one_home():
     assert GateRule() == GateRule.from_config(run)
     assert DEFAULT_INPROC_VISITS == LadderConfig().visits == DEFAULT_VISITS
     assert MatchConfig.resign == EngineConfig().resign == DEFAULT_RESIGN
-    assert (GameSettings().komi, GameSettings().rules) == (run.komi, run.rules) == (DEFAULT_KOMI, DEFAULT_RULES)
-    assert EngineConfig().komi == DEFAULT_KOMI
+    assert GameSettings().rules == run.rules == EngineConfig().rules == Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
     args = match_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "sgf"])
     assert (args.komi, args.resign, args.rules, args.visits) == (DEFAULT_KOMI, DEFAULT_RESIGN, DEFAULT_RULES,
                                                                  DEFAULT_VISITS)

@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+from engine.rules import Rules
 from train.config import RunConfig
 from train.loop import build_parser, prepare_run, resolve_config
 from train.rundir import RunDir
@@ -29,7 +30,8 @@ def test_a_previous_release_config_loads_with_every_value():
     changed = {k: (v, now.get(k)) for k, v in old.items() if now.get(k) != v}
     assert not changed, f"values of the saved config read differently: {changed}"
     assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
-    assert (cfg.board_size, cfg.komi, cfg.rules, cfg.visits, cfg.max_memory) == (5, 5.5, "tromp-taylor", 16, "64M")
+    assert (cfg.board_size, cfg.rules, cfg.visits, cfg.max_memory) == \
+        (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
 
 
 def test_a_previous_release_run_directory_resumes(tmp_path):

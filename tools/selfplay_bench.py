@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.core import Rules, SearchParams, feature_planes
+from engine.core import SearchParams, feature_planes
 from engine.nets.evaluator import TorchEvaluator, resolve_device
 from tools.bench import raw_benchmark
 from engine.nets.network import GoNet, NetConfig
@@ -90,7 +90,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
                         cuda_graphs=graphs, **precision)
     agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
     settings = play_settings(cfg)
-    rules = Rules.preset(cfg.rules, cfg.komi)
+    rules = cfg.rules
     counter = [0]
 
     def next_game(slot: Slot) -> GameSpec:

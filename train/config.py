@@ -31,7 +31,7 @@ from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import PlaySettings
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, PRESETS, Rules, move_cap
 
 _SEARCH = SearchParams()   # C's search defaults
 _PLAY = PlaySettings()     # the play defaults (engine.play.settings): self-play's own are these
@@ -56,8 +56,8 @@ class RunConfig:
                                               "checkpoint_every / steps_per_game: one candidate per "
                                               "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
-    komi: float = _opt(DEFAULT_KOMI, "komi")
-    rules: str = _opt(DEFAULT_RULES, "rules preset: chinese (simple ko, no suicide) or tromp-taylor")
+    rules: Rules = _opt(Rules.preset(DEFAULT_RULES, DEFAULT_KOMI), "rules preset: chinese (simple ko, no "
+                        "suicide) or tromp-taylor", komi_help="komi")   # saved and given as komi, rules
     max_moves: int | None = _opt(None, "move cap, scored as if passed out "
                                        f"(default {MOVE_CAP_PER_POINT}*N*N)")
     # the network
@@ -207,7 +207,8 @@ class RunConfig:
         """Raises ValueError for settings that cannot work; returns self."""
         if not 2 <= self.board_size <= 19:
             raise ValueError("--board-size must be 2..19")
-        Rules.preset(self.rules, self.komi)
+        if self.rules.name not in PRESETS:
+            raise ValueError(f"--rules must be one of {', '.join(PRESETS)}, not {self.rules.name}")
         for name in ("visits", "batch", "parallel_games", "train_batch", "checkpoint_every",
                      "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers",
                      "gate_games", "gate_workers", "gate_parallel_games"):
@@ -254,12 +255,24 @@ class RunConfig:
         return dataclasses.replace(_SEARCH, **{**searchopts.parse_options(self.search_options), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The config.json form: one key per field, the rules as ``komi`` and ``rules`` (the
+        preset's name), as the command line gives them."""
+        d: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Rules):
+                d["komi"], d["rules"] = value.komi, value.name
+            else:
+                d[f.name] = value
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        """Reads :meth:`to_dict`'s form (unknown keys are ignored, missing ones take the
+        defaults); ValueError for unknown rules or a bad komi."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"rules"}
+        rules = Rules.preset(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))
+        return cls(rules=rules, **{k: v for k, v in d.items() if k in names})
 
 
 def parse_lr_drops(text: str) -> list[tuple[int, float]]:
@@ -289,6 +302,13 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
     for f in dataclasses.fields(RunConfig):
         flag = "--" + f.name.replace("_", "-")
         meta = f.metadata
+        if f.type in (Rules, "Rules"):          # two options, as saved: --komi and --rules (a preset)
+            komi, name = (argparse.SUPPRESS,) * 2 if suppress_defaults else (f.default.komi, f.default.name)
+            group.add_argument("--komi", dest="komi", type=float, default=komi,
+                               help=meta["komi_help"] + f" (default: {f.default.komi})")
+            group.add_argument(flag, dest=f.name, type=str, default=name,
+                               help=meta["help"] + f" (default: {f.default.name})")
+            continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
         if f.type in (bool, "bool"):
@@ -300,11 +320,12 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
 
 
 def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
-    """A RunConfig from parsed options (fields absent from ``ns`` keep ``base``'s values)."""
+    """A RunConfig from parsed options (those absent from ``ns`` keep ``base``'s values);
+    ValueError for unknown rules or a bad komi."""
     d = (base or RunConfig()).to_dict()
-    for f in dataclasses.fields(RunConfig):
-        if hasattr(ns, f.name):
-            d[f.name] = getattr(ns, f.name)
+    for name in d:
+        if hasattr(ns, name):
+            d[name] = getattr(ns, name)
     return RunConfig.from_dict(d)
 
 

@@ -527,7 +527,7 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
             return
         write_sgf(rd.gating_sgf_path(cand_id, index), fg.record(), game_name=f"{cand_id} gating game {index}")
 
-    args = (make_agents, GateRule.from_config(cfg), cfg.board_size, Rules.preset(cfg.rules, cfg.komi),
+    args = (make_agents, GateRule.from_config(cfg), cfg.board_size, cfg.rules,
             gate_settings(cfg))
     kwargs = dict(workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
                   batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,

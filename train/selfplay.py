@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from engine.nets import weights
-from engine.core import BLACK, WHITE, Rules
+from engine.core import BLACK, WHITE
 from engine.nets.loading import load_evaluator
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
@@ -152,7 +152,7 @@ class SelfPlayWorker:
         self.max_games = max_games
         self.stop = stop
         self.device = stage_device(cfg, "selfplay")
-        self.rules = Rules.preset(cfg.rules, cfg.komi)
+        self.rules = cfg.rules
         self.settings = play_settings(cfg)
         self.calibrator = ResignCalibrator(cfg.resign_fp_target, 200, cfg.resign_min_games, cfg.resign_cap)
         self.seq = rd.next_game_seq(worker)
