@@ -11,6 +11,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from engine.rules import Rules
 from train.config import RunConfig
 from train.loop import build_parser, prepare_run, resolve_config
@@ -47,3 +49,30 @@ def test_a_previous_release_run_directory_resumes(tmp_path):
     assert prepare_run(rd, cfg, resume=True) == cfg
     assert [n for n, _ in rd.list_models()] == [0] and rd.best_path.is_file()
     assert RunConfig.from_dict(rd.read_config()) == cfg           # saved back in today's form
+
+
+def resumed(rd: RunDir, *options: str):
+    argv = ["--run-dir", str(rd.root), "--resume", *options]
+    return resolve_config(build_parser().parse_args(argv), build_parser(suppress_defaults=True).parse_args(argv), rd)
+
+
+def test_komi_and_rules_given_apart_on_resume_make_one_rules_value(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    prepare_run(rd, RunConfig.from_dict(previous()), resume=False)
+    assert resumed(rd).rules == Rules.preset("tromp-taylor", 5.5)
+    assert resumed(rd, "--komi", "6.5").rules == Rules.preset("tromp-taylor", 6.5)     # the saved preset stays
+    assert resumed(rd, "--rules", "cn").rules == Rules.preset("chinese", 5.5)          # the saved komi stays
+    saved = resumed(rd, "--komi", "-3").to_dict()
+    assert (saved["komi"], saved["rules"]) == (-3.0, "tromp-taylor")                   # config.json's keys
+    for bad in (["--rules", "japanese"], ["--komi", "nan"]):
+        with pytest.raises(ValueError):
+            resumed(rd, *bad)
+
+
+def test_a_config_with_unknown_rules_or_a_bad_komi_does_not_load():
+    for change in ({"rules": "martian"}, {"komi": 2000.0}):
+        with pytest.raises(ValueError):
+            RunConfig.from_dict(previous() | change)
+    assert RunConfig.from_dict({}).rules == RunConfig().rules
+    with pytest.raises(ValueError, match="--rules"):
+        RunConfig(rules=Rules("simple", True)).check()                                 # not a preset
