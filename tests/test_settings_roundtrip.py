@@ -7,12 +7,14 @@ it, keeps every value, and resumes a run directory that holds it.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from engine.play.settings import PlaySettings, add_play_arguments, play_options, play_settings_from
 from engine.rules import Rules
 from train.config import RunConfig
 from train.loop import build_parser, prepare_run, resolve_config
@@ -32,7 +34,7 @@ def test_a_previous_release_config_loads_with_every_value():
     changed = {k: (v, now.get(k)) for k, v in old.items() if now.get(k) != v}
     assert not changed, f"values of the saved config read differently: {changed}"
     assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
-    assert (cfg.board_size, cfg.rules, cfg.visits, cfg.max_memory) == \
+    assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
         (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
 
 
@@ -44,7 +46,7 @@ def test_a_previous_release_run_directory_resumes(tmp_path):
     args = build_parser().parse_args(argv)
     explicit = build_parser(suppress_defaults=True).parse_args(argv)
     cfg = resolve_config(args, explicit, rd)
-    assert cfg.visits == 12                                      # given again: it overrides
+    assert cfg.play.visits == 12                                      # given again: it overrides
     assert cfg.to_dict() | {"visits": 16} == RunConfig.from_dict(previous()).to_dict()
     assert prepare_run(rd, cfg, resume=True) == cfg
     assert [n for n, _ in rd.list_models()] == [0] and rd.best_path.is_file()
@@ -76,3 +78,19 @@ def test_a_config_with_unknown_rules_or_a_bad_komi_does_not_load():
     assert RunConfig.from_dict({}).rules == RunConfig().rules
     with pytest.raises(ValueError, match="--rules"):
         RunConfig(rules=Rules("simple", True)).check()                                 # not a preset
+
+
+def test_play_settings_options_are_generated_from_the_fields_and_read_back():
+    ap = argparse.ArgumentParser()
+    options = {"visits": "visits", "root": "root", "forced_playouts_k": "forced_playouts", "max_moves": "max_moves"}
+    add_play_arguments(ap, options, PlaySettings(visits=7))
+    assert play_settings_from(ap.parse_args([]), options) == PlaySettings(visits=7)
+    ns = ap.parse_args(["--forced-playouts", "1.5", "--root", "gumbel", "--max-moves", "30"])
+    got = play_settings_from(ns, options, base=PlaySettings(temperature=0.5))
+    assert got == PlaySettings(visits=7, root="gumbel", forced_playouts_k=1.5, max_moves=30, temperature=0.5)
+    assert play_options(got, options) == {"visits": 7, "root": "gumbel", "forced_playouts": 1.5, "max_moves": 30}
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--root", "mcts"])                                                # the field's choices
+    quiet = argparse.ArgumentParser()
+    add_play_arguments(quiet, options, suppress_defaults=True)
+    assert vars(quiet.parse_args(["--visits", "3"])) == {"visits": 3}

@@ -132,7 +132,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     raw = raw_evals / raw_wall
     mean_len = float(np.mean(lengths)) if lengths else None
     out = {
-        "board_size": cfg.board_size, "net": net_name, "visits": cfg.visits,
+        "board_size": cfg.board_size, "net": net_name, "visits": cfg.play.visits,
         "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes,
         "search_threads": cfg.selfplay_search_threads,
         "cuda_graphs": graphs, "threads": threads,

@@ -489,7 +489,7 @@ class GateMatch:
 
 def gate_settings(cfg: RunConfig) -> PlaySettings:
     resign = cfg.gate_resign_threshold if cfg.gate_resign_threshold > -1.0 else None
-    return PlaySettings(visits=cfg.gate_visits or cfg.visits, temperature_moves=cfg.gate_temperature_plies(),
+    return PlaySettings(visits=cfg.gate_visits or cfg.play.visits, temperature_moves=cfg.gate_temperature_plies(),
                         temperature=cfg.gate_temperature, noise_epsilon=0.0, resign_threshold=resign,
                         max_moves=cfg.move_cap(), record_policy=False)
 
