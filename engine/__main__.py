@@ -25,7 +25,7 @@ from typing import Sequence
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from engine.play import searchopts  # noqa: E402
-from engine.core import SearchParams  # noqa: E402
+from engine.core import Rules, SearchParams  # noqa: E402
 from engine.gtp import EngineConfig, GTPEngine  # noqa: E402
 from engine.nets.loading import WEIGHTS_DIR, default_weights_path, make_evaluator_factory  # noqa: E402
 from engine.options import DEFAULTS, build_parser, default_threads  # noqa: E402
@@ -86,7 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         args.threads = args.threads or default_threads(args.device)
         args.batch = args.batch or DEFAULTS.batch
-    config = EngineConfig(size=args.size, komi=args.komi, rules=args.rules, visits=args.visits,
+    try:
+        rules = Rules.preset(args.rules, args.komi)
+    except ValueError as exc:
+        warn(f"error: {exc}")
+        return 2
+    config = EngineConfig(size=args.size, rules=rules, visits=args.visits,
                           playouts=args.playouts, seconds=args.time, batch=args.batch,
                           resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
                           seed=args.seed, quiet=args.quiet, search=SearchParams(),

@@ -77,15 +77,11 @@ def test_play_defaults_have_one_home():
 
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
     assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
-    assert (run.visits, run.cheap_visits, run.full_search_prob, run.root, run.gumbel_considered,
-            run.forced_playouts, run.temperature, run.noise_epsilon, run.noise_alpha, run.c_puct) == \
-        (play.visits, play.cheap_visits, play.full_search_prob, play.root, play.gumbel_considered,
-         play.forced_playouts_k, play.temperature, play.noise_epsilon, play.noise_alpha, c.c_puct)
+    assert (run.play, run.c_puct) == (play, c.c_puct)
     assert GateRule() == GateRule.from_config(run)
     assert DEFAULT_INPROC_VISITS == LadderConfig().visits == DEFAULT_VISITS
     assert MatchConfig.resign == EngineConfig().resign == DEFAULT_RESIGN
-    assert (GameSettings().komi, GameSettings().rules) == (run.komi, run.rules) == (DEFAULT_KOMI, DEFAULT_RULES)
-    assert EngineConfig().komi == DEFAULT_KOMI
+    assert GameSettings().rules == run.rules == EngineConfig().rules == Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
     args = match_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "sgf"])
     assert (args.komi, args.resign, args.rules, args.visits) == (DEFAULT_KOMI, DEFAULT_RESIGN, DEFAULT_RULES,
                                                                  DEFAULT_VISITS)

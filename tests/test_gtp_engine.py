@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine import coords
-from engine.core import BLACK, WHITE, ChildStats
+from engine.core import BLACK, WHITE, ChildStats, Rules
 from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, gtp_command, parse_command
 from engine.play.player import SearchResult
@@ -209,7 +209,7 @@ def test_pass_that_would_lose_by_raw_count_becomes_a_capture():
 
 
 def test_pass_when_losing_anyway_is_kept():
-    eng = make_engine(komi=30.5, resign=0.0)
+    eng = make_engine(rules=Rules(komi=30.5), resign=0.0)
     setup_walls(eng)
     eng.command("play w pass")
     # The search proposes the pass; playing on (A9, its visits) is truly lost (below the
@@ -249,7 +249,7 @@ def test_raw_count_win_with_dead_stones_passes_only_under_tromp_taylor():
 
 
 def test_cleanup_never_passes_while_dead_stones_remain():
-    eng = make_engine(komi=30.5)                 # Black loses anyway: genmove would pass
+    eng = make_engine(rules=Rules(komi=30.5))               # Black loses anyway: genmove would pass
     setup_walls(eng)
     eng.command("play w pass")
     move = eng._choose(eng.game, BLACK, result(eng.game.pass_point), cleanup=True)

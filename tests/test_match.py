@@ -121,7 +121,7 @@ class ScriptedPlayer:
         self.size = 0
         self.asked = 0.0
 
-    def new_game(self, size: int, komi: float, rules: str) -> None:
+    def new_game(self, size: int, rules) -> None:
         from engine import coords
 
         self.size = size
@@ -148,10 +148,11 @@ def moves_of(record) -> list[tuple[int, int]]:
 def test_run_game_two_passes_scored_by_core():
     from engine import coords
     from engine.core import BLACK, WHITE, Game, Rules
+    from engine.rules import Rules
     from train.match.config import GameSettings
     from train.match.schedule import play_game as run_game
 
-    settings = GameSettings(size=5, komi=0.5, rules="chinese")
+    settings = GameSettings(size=5, rules=Rules.preset("chinese", 0.5))
     black = ScriptedPlayer("B", ["C3", "B2"])
     white = ScriptedPlayer("W", ["D4"])
     record = run_game(black, white, settings)
@@ -172,10 +173,11 @@ def test_run_game_two_passes_scored_by_core():
 @needs_core
 def test_run_game_resign_illegal_and_move_limit():
     from engine.core import BLACK, WHITE
+    from engine.rules import Rules
     from train.match.config import GameSettings
     from train.match.schedule import play_game as run_game
 
-    settings = GameSettings(size=5, komi=7.5)
+    settings = GameSettings(size=5, rules=Rules(komi=7.5))
     record = run_game(ScriptedPlayer("B", ["C3"]), ScriptedPlayer("W", ["resign"]), settings)
     assert (record.winner, record.reason, record.result_string()) == (BLACK, "resign", "B+R")
 
@@ -185,7 +187,7 @@ def test_run_game_resign_illegal_and_move_limit():
 
     black = ScriptedPlayer("B", ["A1", "B1", "C1"])
     white = ScriptedPlayer("W", ["A5", "B5", "C5"])
-    record = run_game(black, white, GameSettings(size=5, komi=0.5, max_moves=4))
+    record = run_game(black, white, GameSettings(size=5, rules=Rules(komi=0.5), max_moves=4))
     assert record.reason == "move cap" and len(record.moves) == 4
     assert record.result_string() in ("B+0.5", "W+0.5")
     assert record.winner in (BLACK, WHITE)
@@ -194,18 +196,19 @@ def test_run_game_resign_illegal_and_move_limit():
 class RefusingPlayer(ScriptedPlayer):
     """Fails ``new_game`` (a GTP engine refusing its set-up): it forfeits before any move."""
 
-    def new_game(self, size: int, komi: float, rules: str) -> None:
+    def new_game(self, size: int, rules) -> None:
         raise GTPError("boardsize 5", "unacceptable size")
 
 
 @needs_core
 def test_games_that_end_before_a_move_name_both_players():
     from engine.core import BLACK, WHITE
+    from engine.rules import Rules
     from train.match.config import GameSettings
     from train.games.records import to_sgf_bytes as game_to_sgf
     from train.match.schedule import play_game as run_game
 
-    settings = GameSettings(size=5, komi=7.5)
+    settings = GameSettings(size=5, rules=Rules(komi=7.5))
     resigned = run_game(ScriptedPlayer("Black engine", ["C3"]), ScriptedPlayer("White engine", ["resign"]),
                         settings)
     forfeit = run_game(ScriptedPlayer("Black engine"), RefusingPlayer("White engine"), settings)
@@ -233,6 +236,7 @@ def test_run_game_time_limit_for_in_process_players():
 def test_run_game_handicap_opening_and_referee():
     from engine import coords
     from engine.core import BLACK, WHITE
+    from engine.rules import Rules
     from train.match.config import GameSettings
     from train.match.schedule import play_game as run_game
 
@@ -248,7 +252,7 @@ def test_run_game_handicap_opening_and_referee():
         def close(self):
             pass
 
-    settings = GameSettings(size=9, komi=0.5, handicap=2)
+    settings = GameSettings(size=9, rules=Rules(komi=0.5), handicap=2)
     black, white = ScriptedPlayer("B"), ScriptedPlayer("W")
     opening = [coords.from_gtp("E5", 9), coords.from_gtp("D5", 9)]
     record = run_game(black, white, settings, opening=opening, referee=Referee(-3.5))
@@ -274,10 +278,11 @@ def test_run_game_handicap_opening_and_referee():
 def test_random_opening_is_legal_and_reproducible():
     from engine.core import BLACK, WHITE, Game, Rules
     from engine import coords
+    from engine.rules import Rules
     from train.match.config import GameSettings
     from train.match.schedule import random_opening
 
-    settings = GameSettings(size=7, komi=7.5, handicap=2)
+    settings = GameSettings(size=7, rules=Rules(komi=7.5), handicap=2)
     first = random_opening(settings, 10, random.Random("seed"))
     assert first == random_opening(settings, 10, random.Random("seed"))
     assert len(first) == 10 and 49 not in first

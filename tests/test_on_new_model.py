@@ -7,6 +7,8 @@ import torch
 
 from engine.nets import weights
 from engine.nets.network import NetConfig
+from engine.play.settings import PlaySettings
+from engine.rules import Rules
 from train.config import RunConfig
 from train.games.records import read_npz, read_sgf_moves
 from train.replay import ReplayWindow
@@ -32,9 +34,9 @@ def save_model(rd, step, seed):
 
 def make_run(tmp_path, policy, mode="az"):
     rd = RunDir(tmp_path / "run").create()
-    cfg = RunConfig(mode=mode, board_size=5, komi=2.5, blocks=1, filters=8, visits=8, parallel_games=4,
-                    batch=16, resign=False, on_new_model=policy, seed=3, temperature_moves=4,
-                    cache_size=1000, metrics_every=1.0)
+    cfg = RunConfig(mode=mode, board_size=5, rules=Rules(komi=2.5), blocks=1, filters=8,
+                    play=PlaySettings(visits=8), parallel_games=4, batch=16, resign=False, on_new_model=policy,
+                    seed=3, temperature_moves=4, cache_size=1000, metrics_every=1.0)
     rd.write_config(cfg.to_dict())
     save_model(rd, 0, seed=1)
     return rd, cfg

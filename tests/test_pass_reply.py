@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from engine import coords
-from engine.core import BLACK, ChildStats
+from engine.core import BLACK, ChildStats, Rules
 from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import EngineConfig, GTPEngine
 from engine.play.movepolicy import RESIGN, best_winrate, pass_allowed, truly_lost
@@ -139,7 +139,7 @@ EVALUATORS = {
 
 def make_engine(evaluator: str, visits: int, resign: float = 0.05) -> GTPEngine:
     ev = EVALUATORS[evaluator]()
-    cfg = EngineConfig(size=SIZE, komi=KOMI, visits=visits, seed=1, threads=1, resign=resign,
+    cfg = EngineConfig(size=SIZE, rules=Rules(komi=KOMI), visits=visits, seed=1, threads=1, resign=resign,
                        quiet=True)
     return GTPEngine(lambda n: ev, cfg, stdout=io.StringIO(), stderr=io.StringIO())
 

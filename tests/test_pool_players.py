@@ -51,7 +51,7 @@ class Recorder:
         self.size = 0
         self.answer = None
 
-    def new_game(self, size, komi, rules):
+    def new_game(self, size, rules):
         self.size, self.told = size, []
 
     def play(self, color, point):
@@ -151,7 +151,7 @@ def test_gtp_forfeits_by_illegal_move_crash_and_time():
 
 
 class Refusing(Recorder):
-    def new_game(self, size, komi, rules):
+    def new_game(self, size, rules):
         from train.games.gtp_client import GTPError
         raise GTPError("boardsize 5", "unacceptable size")
 

@@ -7,10 +7,15 @@ it, keeps every value, and resumes a run directory that holds it.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
 
+import pytest
+
+from engine.play.settings import PlaySettings, add_play_arguments, play_options, play_settings_from
+from engine.rules import Rules
 from train.config import RunConfig
 from train.loop import build_parser, prepare_run, resolve_config
 from train.rundir import RunDir
@@ -29,7 +34,8 @@ def test_a_previous_release_config_loads_with_every_value():
     changed = {k: (v, now.get(k)) for k, v in old.items() if now.get(k) != v}
     assert not changed, f"values of the saved config read differently: {changed}"
     assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
-    assert (cfg.board_size, cfg.komi, cfg.rules, cfg.visits, cfg.max_memory) == (5, 5.5, "tromp-taylor", 16, "64M")
+    assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
+        (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
 
 
 def test_a_previous_release_run_directory_resumes(tmp_path):
@@ -40,8 +46,51 @@ def test_a_previous_release_run_directory_resumes(tmp_path):
     args = build_parser().parse_args(argv)
     explicit = build_parser(suppress_defaults=True).parse_args(argv)
     cfg = resolve_config(args, explicit, rd)
-    assert cfg.visits == 12                                      # given again: it overrides
+    assert cfg.play.visits == 12                                      # given again: it overrides
     assert cfg.to_dict() | {"visits": 16} == RunConfig.from_dict(previous()).to_dict()
     assert prepare_run(rd, cfg, resume=True) == cfg
     assert [n for n, _ in rd.list_models()] == [0] and rd.best_path.is_file()
     assert RunConfig.from_dict(rd.read_config()) == cfg           # saved back in today's form
+
+
+def resumed(rd: RunDir, *options: str):
+    argv = ["--run-dir", str(rd.root), "--resume", *options]
+    return resolve_config(build_parser().parse_args(argv), build_parser(suppress_defaults=True).parse_args(argv), rd)
+
+
+def test_komi_and_rules_given_apart_on_resume_make_one_rules_value(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    prepare_run(rd, RunConfig.from_dict(previous()), resume=False)
+    assert resumed(rd).rules == Rules.preset("tromp-taylor", 5.5)
+    assert resumed(rd, "--komi", "6.5").rules == Rules.preset("tromp-taylor", 6.5)     # the saved preset stays
+    assert resumed(rd, "--rules", "cn").rules == Rules.preset("chinese", 5.5)          # the saved komi stays
+    saved = resumed(rd, "--komi", "-3").to_dict()
+    assert (saved["komi"], saved["rules"]) == (-3.0, "tromp-taylor")                   # config.json's keys
+    for bad in (["--rules", "japanese"], ["--komi", "nan"]):
+        with pytest.raises(ValueError):
+            resumed(rd, *bad)
+
+
+def test_a_config_with_unknown_rules_or_a_bad_komi_does_not_load():
+    for change in ({"rules": "martian"}, {"komi": 2000.0}):
+        with pytest.raises(ValueError):
+            RunConfig.from_dict(previous() | change)
+    assert RunConfig.from_dict({}).rules == RunConfig().rules
+    with pytest.raises(ValueError, match="--rules"):
+        RunConfig(rules=Rules("simple", True)).check()                                 # not a preset
+
+
+def test_play_settings_options_are_generated_from_the_fields_and_read_back():
+    ap = argparse.ArgumentParser()
+    options = {"visits": "visits", "root": "root", "forced_playouts_k": "forced_playouts", "max_moves": "max_moves"}
+    add_play_arguments(ap, options, PlaySettings(visits=7))
+    assert play_settings_from(ap.parse_args([]), options) == PlaySettings(visits=7)
+    ns = ap.parse_args(["--forced-playouts", "1.5", "--root", "gumbel", "--max-moves", "30"])
+    got = play_settings_from(ns, options, base=PlaySettings(temperature=0.5))
+    assert got == PlaySettings(visits=7, root="gumbel", forced_playouts_k=1.5, max_moves=30, temperature=0.5)
+    assert play_options(got, options) == {"visits": 7, "root": "gumbel", "forced_playouts": 1.5, "max_moves": 30}
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--root", "mcts"])                                                # the field's choices
+    quiet = argparse.ArgumentParser()
+    add_play_arguments(quiet, options, suppress_defaults=True)
+    assert vars(quiet.parse_args(["--visits", "3"])) == {"visits": 3}

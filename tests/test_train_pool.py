@@ -183,8 +183,8 @@ def test_records_round_trip(tmp_path):
     for k in ("moves", "colors", "full", "visits", "values", "policy_offsets", "policy_points",
               "policy_probs", "move_model", "ownership"):
         np.testing.assert_array_equal(getattr(back, k), getattr(rec, k))
-    assert (back.winner, back.score, back.rules, back.komi, back.model_ids) == \
-        (rec.winner, rec.score, "tromp-taylor", 7.5, ["model-0000100"])
+    assert (back.winner, back.score, back.rules, back.model_ids) == \
+        (rec.winner, rec.score, Rules.preset("tromp-taylor", 7.5), ["model-0000100"])
     size, komi, moves, props = read_sgf_moves(to_sgf_bytes(rec))
     assert (size, komi) == (5, 7.5) and props["RU"] == "Tromp-Taylor" and props["PB"] == "model-0000100"
     assert moves == [(int(c), int(p)) for c, p in zip(rec.colors, rec.moves)]
@@ -258,7 +258,7 @@ class Resigner:
     def __init__(self, model_id):
         self.model_id = model_id
 
-    def new_game(self, size, komi, rules):
+    def new_game(self, size, rules):
         pass
 
     def play(self, color, point):

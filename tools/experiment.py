@@ -48,7 +48,7 @@ from typing import Any
 
 import torch
 
-from train.config import RunConfig, add_arguments, stage_threads
+from train.config import OPTIONS, RunConfig, add_arguments, stage_threads
 from train.rundir import RunDir
 from train.match.stats import bradley_terry
 from tools.runs import REPO_ROOT, final_model, round_robin, run_summary_of
@@ -67,9 +67,8 @@ BASELINE = "selfplay-only"
 def passthrough_args(explicit: argparse.Namespace) -> list[str]:
     """The run settings given on the command line, as ``train.loop`` options."""
     out: list[str] = []
-    fields = {f.name: f for f in RunConfig.__dataclass_fields__.values()}
     for name, value in sorted(vars(explicit).items()):
-        if name not in fields or name in ("pipeline", "on_new_model"):
+        if name not in OPTIONS or name in ("pipeline", "on_new_model"):
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
@@ -235,7 +234,7 @@ def pipelines(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     if getattr(a, "pipeline", None) is not None or getattr(a, "on_new_model", None) is not None:
         ap.error("--pipeline and --on-new-model are what the experiment varies")
-    explicit = argparse.Namespace(**{k: v for k, v in vars(a).items() if k in RunConfig.__dataclass_fields__})
+    explicit = argparse.Namespace(**{k: v for k, v in vars(a).items() if k in OPTIONS})
     if not hasattr(explicit, "mode"):
         explicit.mode = "agz"
     extra = passthrough_args(explicit)

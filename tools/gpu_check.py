@@ -133,7 +133,7 @@ def selfplay_row(settings: dict[str, Any], seconds: float, device: str | None) -
     from tools.selfplay_bench import bench
     from train.config import RunConfig, stage_threads
 
-    cfg = RunConfig(**settings).check()
+    cfg = RunConfig.from_dict(settings).check()
     row = bench(cfg, seconds, device, stage_threads(cfg, "selfplay"), rounds=3)
     return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}
 

@@ -7,7 +7,7 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from engine.core import BLACK, WHITE, Rules
+from engine.core import BLACK, WHITE
 from train.config import RunConfig
 from train.gating import gate_settings
 from train.games.pool import GamePool, GameSpec
@@ -44,7 +44,7 @@ def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, v
     settings = gate_settings(cfg)
     if visits:
         settings.visits = visits
-    rules = Rules.preset(cfg.rules, cfg.komi)
+    rules = cfg.rules
     schedule = []
     for a, b in pairs if pairs is not None else itertools.combinations(agents, 2):
         for k in range(games_per_pair):

@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 
 from engine.play import searchopts
+from engine.rules import Rules
 from train.match.config import EngineSpec, GameSettings, MatchConfig
 from train.match.schedule import probe_engines, run_match
 from train.match.stats import elo_difference
@@ -80,7 +81,7 @@ def run_variant(args: argparse.Namespace, name: str, options: dict[str, float]) 
                _spec("base", args.weights, visits, args.device, args.base))
     config = MatchConfig(
         engines=engines, games=args.games,
-        settings=GameSettings(size=args.size, komi=args.komi, rules=args.rules,
+        settings=GameSettings(size=args.size, rules=Rules.preset(args.rules, args.komi),
                               move_time_limit=None if args.move_time is None else args.move_time + 5.0),
         sgf_dir=args.out / name, results_path=args.out / name / "results.json",
         parallel=args.parallel, move_time=args.move_time, random_moves=args.random_moves,

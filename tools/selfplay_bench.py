@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.core import Rules, SearchParams, feature_planes
+from engine.core import SearchParams, feature_planes
 from engine.nets.evaluator import TorchEvaluator, resolve_device
 from tools.bench import raw_benchmark
 from engine.nets.network import GoNet, NetConfig
@@ -90,7 +90,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
                         cuda_graphs=graphs, **precision)
     agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
     settings = play_settings(cfg)
-    rules = Rules.preset(cfg.rules, cfg.komi)
+    rules = cfg.rules
     counter = [0]
 
     def next_game(slot: Slot) -> GameSpec:
@@ -132,7 +132,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     raw = raw_evals / raw_wall
     mean_len = float(np.mean(lengths)) if lengths else None
     out = {
-        "board_size": cfg.board_size, "net": net_name, "visits": cfg.visits,
+        "board_size": cfg.board_size, "net": net_name, "visits": cfg.play.visits,
         "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes,
         "search_threads": cfg.selfplay_search_threads,
         "cuda_graphs": graphs, "threads": threads,

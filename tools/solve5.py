@@ -41,8 +41,8 @@ class RandomAgent:
         self.game: Game | None = None
         self.move: int | None = None
 
-    def new_game(self, size: int, komi: float, rules: str) -> None:
-        self.game = Game(size, Rules.preset(rules, komi))
+    def new_game(self, size: int, rules: Rules) -> None:
+        self.game = Game(size, rules)
 
     def play(self, color: int, point: int) -> None:
         assert self.game is not None

@@ -289,7 +289,7 @@ def play_pairs(rating_dir: Path, label: str, players: dict[str, Path], pairs: li
 def anchor_games(rating_dir: Path, player: str, path: Path, anchor: tuple[str, str], games: int,
                  cfg: RunConfig, visits: int, referee: str | None, seed: int) -> list[tuple[str, str, float]]:
     """``player`` against a GTP anchor through train.match (resumable: one match directory)."""
-    lc = LadderConfig(games=games, visits=visits, komi=cfg.komi, rules=cfg.rules, referee=referee,
+    lc = LadderConfig(games=games, visits=visits, rules=cfg.rules, referee=referee,
                       seed=seed, gnugo=anchor[1])
     out = rating_dir / "anchors" / f"{player.replace('/', '_')}-{path.stem}-vs-{anchor[0]}"   # this net's match
     doc = play_match(out, lc, (player, f"inproc:{path}:visits={visits}"), anchor, games, cfg.board_size)
@@ -576,7 +576,7 @@ def strength(argv: list[str]) -> int:
                       **_mean_facts([run_facts(r) for r in runs if r.design == d])}
     fit = bradley_terry(games, anchor=anchor_name)
     base = float(np.mean([fit[p].elo for p in initial])) if initial else 0.0
-    summary = {"format": FORMAT, "board_size": cfg.board_size, "komi": cfg.komi,
+    summary = {"format": FORMAT, "board_size": cfg.board_size, "komi": cfg.rules.komi,
                "cpu_hours_per_run": meta.get("cpu_hours_per_run"), "flops_per_run": flops,
                "cpu": (meta.get("calibration") or {}).get("cpu") or cpu_label(),
                "calibration": meta.get("calibration"), "settings": settings, "fractions": fractions,

@@ -30,11 +30,15 @@ from typing import Any
 from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import PlaySettings
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, MOVE_CAP_PER_POINT, Rules, move_cap
+from engine.play.settings import PlaySettings, add_play_arguments, play_options, play_settings_from
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
 
 _SEARCH = SearchParams()   # C's search defaults
-_PLAY = PlaySettings()     # the play defaults (engine.play.settings): self-play's own are these
+
+# Self-play's PlaySettings fields given as options (field -> option and config.json key).
+PLAY_OPTIONS = {name: name for name in ("visits", "cheap_visits", "full_search_prob", "temperature", "noise_epsilon",
+                                        "noise_alpha", "max_moves", "root", "gumbel_considered")}
+PLAY_OPTIONS["forced_playouts_k"] = "forced_playouts"
 
 MODES = ("az", "agz")
 PIPELINES = ("async", "sync")
@@ -56,10 +60,8 @@ class RunConfig:
                                               "checkpoint_every / steps_per_game: one candidate per "
                                               "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
-    komi: float = _opt(DEFAULT_KOMI, "komi")
-    rules: str = _opt(DEFAULT_RULES, "rules preset: chinese (simple ko, no suicide) or tromp-taylor")
-    max_moves: int | None = _opt(None, "move cap, scored as if passed out "
-                                       f"(default {MOVE_CAP_PER_POINT}*N*N)")
+    rules: Rules = _opt(Rules.preset(DEFAULT_RULES, DEFAULT_KOMI), "rules preset: chinese (simple ko, no "
+                        "suicide) or tromp-taylor", komi_help="komi")   # saved and given as komi, rules
     # the network
     blocks: int = _opt(6, "residual blocks of a new network")
     filters: int = _opt(64, "filters of a new network")
@@ -73,19 +75,10 @@ class RunConfig:
     init_games: int = _opt(0, "self-play games that produced --init-weights, added like --init-cpu-hours "
                               "(default: the file's key games, else 0)")
     # self-play search
-    visits: int = _opt(_PLAY.visits, "root visits of a full search (reused subtree included)")
-    cheap_visits: int = _opt(_PLAY.cheap_visits, "playout cap randomisation (KataGo): visits of the cheap searches "
-                                "that most moves get; they are played, not trained on (0: off)")
-    full_search_prob: float = _opt(_PLAY.full_search_prob, "with --cheap-visits: share of moves given a full search")
-    root: str = _opt(_PLAY.root, "root search of self-play: puct (visit counts as the policy target, Dirichlet "
-                             "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
-                             "target softmax(logits + sigma(completed Q)); --visits is then the "
-                             "simulations of a move, and noise and temperature are not used)",
-                     choices=("puct", "gumbel"))
-    gumbel_considered: int = _opt(_PLAY.gumbel_considered, "--root gumbel: moves sampled at the root (m)")
-    forced_playouts: float = _opt(_PLAY.forced_playouts_k, "--root puct: KataGo's forced playouts in full searches, k of "
-                                       "sqrt(k * prior * visits), with policy-target pruning (0: off; "
-                                       "KataGo uses 2)")
+    temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
+    play: PlaySettings = field(default_factory=PlaySettings, metadata={"play": PLAY_OPTIONS})
+    # (the options and config.json keys of PLAY_OPTIONS; train.selfplay.play_settings sets the
+    # other fields per game: temperature moves, move cap, calibrated resignation)
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
@@ -96,11 +89,6 @@ class RunConfig:
                                            "its part of the games (the same games for any number)")
     selfplay_cuda_graphs: bool = _opt(False, "on CUDA: self-play replays its forward passes from CUDA graphs "
                                              "(one per padded batch size; ignored on a CPU)")
-    temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
-    temperature: float = _opt(_PLAY.temperature, "T of those moves")
-    noise_epsilon: float = _opt(_PLAY.noise_epsilon, "weight of Dirichlet noise at the root (0: off)")
-    noise_alpha: float = _opt(_PLAY.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
-                                     "(0.03 per move on 19x19, as AlphaGo Zero)")
     c_puct: float = _opt(_SEARCH.c_puct, "PUCT exploration constant")
     search_options: str = _opt("", "KataGo's search options of self-play and gating, NAME=VALUE[,...] "
                                    "by our names or KataGo's (engine.play.searchopts: score utility, "
@@ -192,7 +180,7 @@ class RunConfig:
         return self.temperature_moves if self.temperature_moves is not None else n * n // 8
 
     def move_cap(self) -> int:
-        return self.max_moves if self.max_moves is not None else move_cap(self.board_size)
+        return self.play.move_cap(self.board_size)
 
     def gate_temperature_plies(self) -> int:
         return self.gate_temperature_moves if self.gate_temperature_moves is not None else self.board_size // 2
@@ -207,8 +195,11 @@ class RunConfig:
         """Raises ValueError for settings that cannot work; returns self."""
         if not 2 <= self.board_size <= 19:
             raise ValueError("--board-size must be 2..19")
-        Rules.preset(self.rules, self.komi)
-        for name in ("visits", "batch", "parallel_games", "train_batch", "checkpoint_every",
+        if self.rules.name not in PRESETS:
+            raise ValueError(f"--rules must be one of {', '.join(PRESETS)}, not {self.rules.name}")
+        if self.play.visits < 1:
+            raise ValueError("--visits must be positive")
+        for name in ("batch", "parallel_games", "train_batch", "checkpoint_every",
                      "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers",
                      "gate_games", "gate_workers", "gate_parallel_games"):
             if getattr(self, name) < (0 if name == "blocks" else 1):
@@ -254,12 +245,32 @@ class RunConfig:
         return dataclasses.replace(_SEARCH, **{**searchopts.parse_options(self.search_options), **changes})
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The config.json form, keyed as the command line's options (:data:`OPTIONS`): one key
+        per field, the rules as ``komi`` and ``rules`` (the preset's name), the play settings as
+        :data:`PLAY_OPTIONS`."""
+        d: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Rules):
+                d["komi"], d["rules"] = value.komi, value.name
+            elif isinstance(value, PlaySettings):
+                d.update(play_options(value, PLAY_OPTIONS))
+            else:
+                d[f.name] = value
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        """Reads :meth:`to_dict`'s form (unknown keys are ignored, missing ones take the
+        defaults); ValueError for unknown rules or a bad komi."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"rules", "play"}
+        rules = Rules.preset(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))
+        return cls(rules=rules, play=play_settings_from(d, PLAY_OPTIONS),
+                   **{k: v for k, v in d.items() if k in names})
+
+
+# The options of add_arguments and keys of config.json, one per setting.
+OPTIONS = tuple(RunConfig().to_dict())
 
 
 def parse_lr_drops(text: str) -> list[tuple[int, float]]:
@@ -289,6 +300,16 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
     for f in dataclasses.fields(RunConfig):
         flag = "--" + f.name.replace("_", "-")
         meta = f.metadata
+        if f.type in (Rules, "Rules"):          # two options, as saved: --komi and --rules (a preset)
+            komi, name = (argparse.SUPPRESS,) * 2 if suppress_defaults else (f.default.komi, f.default.name)
+            group.add_argument("--komi", dest="komi", type=float, default=komi,
+                               help=meta["komi_help"] + f" (default: {f.default.komi})")
+            group.add_argument(flag, dest=f.name, type=str, default=name,
+                               help=meta["help"] + f" (default: {f.default.name})")
+            continue
+        if "play" in meta:                      # the PlaySettings fields given as options
+            add_play_arguments(group, meta["play"], f.default_factory(), suppress_defaults)
+            continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
         if f.type in (bool, "bool"):
@@ -300,11 +321,12 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
 
 
 def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
-    """A RunConfig from parsed options (fields absent from ``ns`` keep ``base``'s values)."""
+    """A RunConfig from parsed options (those absent from ``ns`` keep ``base``'s values);
+    ValueError for unknown rules or a bad komi."""
     d = (base or RunConfig()).to_dict()
-    for f in dataclasses.fields(RunConfig):
-        if hasattr(ns, f.name):
-            d[f.name] = getattr(ns, f.name)
+    for name in d:
+        if hasattr(ns, name):
+            d[name] = getattr(ns, name)
     return RunConfig.from_dict(d)
 
 

@@ -489,7 +489,7 @@ class GateMatch:
 
 def gate_settings(cfg: RunConfig) -> PlaySettings:
     resign = cfg.gate_resign_threshold if cfg.gate_resign_threshold > -1.0 else None
-    return PlaySettings(visits=cfg.gate_visits or cfg.visits, temperature_moves=cfg.gate_temperature_plies(),
+    return PlaySettings(visits=cfg.gate_visits or cfg.play.visits, temperature_moves=cfg.gate_temperature_plies(),
                         temperature=cfg.gate_temperature, noise_epsilon=0.0, resign_threshold=resign,
                         max_moves=cfg.move_cap(), record_policy=False)
 
@@ -527,7 +527,7 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
             return
         write_sgf(rd.gating_sgf_path(cand_id, index), fg.record(), game_name=f"{cand_id} gating game {index}")
 
-    args = (make_agents, GateRule.from_config(cfg), cfg.board_size, Rules.preset(cfg.rules, cfg.komi),
+    args = (make_agents, GateRule.from_config(cfg), cfg.board_size, cfg.rules,
             gate_settings(cfg))
     kwargs = dict(workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
                   batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,

@@ -34,6 +34,7 @@ Stage process: ``python -m train.selfplay --run-dir DIR [--worker K]`` (started 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -44,7 +45,7 @@ import numpy as np
 import torch
 
 from engine.nets import weights
-from engine.core import BLACK, WHITE, Rules
+from engine.core import BLACK, WHITE
 from engine.nets.loading import load_evaluator
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
@@ -136,11 +137,8 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
 
 
 def play_settings(cfg: RunConfig) -> PlaySettings:
-    return PlaySettings(visits=cfg.visits, cheap_visits=cfg.cheap_visits, full_search_prob=cfg.full_search_prob,
-                        temperature_moves=cfg.temperature_plies(), temperature=cfg.temperature,
-                        noise_epsilon=cfg.noise_epsilon, noise_alpha=cfg.noise_alpha,
-                        resign_threshold=None, max_moves=cfg.move_cap(), root=cfg.root,
-                        gumbel_considered=cfg.gumbel_considered, forced_playouts_k=cfg.forced_playouts)
+    return dataclasses.replace(cfg.play, temperature_moves=cfg.temperature_plies(), resign_threshold=None,
+                               max_moves=cfg.move_cap())
 
 
 class SelfPlayWorker:
@@ -152,7 +150,7 @@ class SelfPlayWorker:
         self.max_games = max_games
         self.stop = stop
         self.device = stage_device(cfg, "selfplay")
-        self.rules = Rules.preset(cfg.rules, cfg.komi)
+        self.rules = cfg.rules
         self.settings = play_settings(cfg)
         self.calibrator = ResignCalibrator(cfg.resign_fp_target, 200, cfg.resign_min_games, cfg.resign_cap)
         self.seq = rd.next_game_seq(worker)
@@ -333,7 +331,7 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
     torch.set_num_threads(stage_threads(cfg, "selfplay"))
     w = SelfPlayWorker(rd, cfg, worker, max_games, stop)
     print(f"selfplay[{worker}]: model {w.agent.model_id}, {cfg.parallel_games} games in flight, "
-          f"batch {cfg.batch}, {cfg.visits} visits, next game {w.seq}, device {w.agent.evaluator.device}",
+          f"batch {cfg.batch}, {cfg.play.visits} visits, next game {w.seq}, device {w.agent.evaluator.device}",
           flush=True)
     last_poll = time.time()
     mark = w.mark()

@@ -40,8 +40,7 @@ class EngineConfig:
     """What the command line sets; every field can also be changed with ``goengine-param``."""
 
     size: int = 19                    # initial board size
-    komi: float = DEFAULT_KOMI
-    rules: str = DEFAULT_RULES        # a Rules preset
+    rules: Rules = Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)   # initial rules and komi (a preset)
     visits: Optional[int] = None      # root visits per move (tree reuse counts)
     playouts: Optional[int] = None    # new visits per move
     seconds: Optional[float] = None   # seconds per move (the clock may allow less)
@@ -130,7 +129,7 @@ class GTPEngine(GTPServer):
         self._ponder_next = False
         self.evaluator = None
         self.player: Player | None = None
-        self.game = Game(self.config.size, Rules.preset(self.config.rules, self.config.komi))
+        self.game = Game(self.config.size, self.config.rules)
         self._use_evaluator(self.config.size)
         self.analysis = AnalysisCommands(self)
         self.params = ParamCommands(self)

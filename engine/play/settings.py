@@ -5,13 +5,20 @@ and the ladder); :class:`PlaySettings` is how the game pool searches and chooses
 game, with self-play's defaults (``train.config.RunConfig`` reads them here) and C's search
 defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules travel as one
 :class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
+
+A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
+field, with the field's help and type) and reads it back with :func:`play_settings_from`, which
+also reads a saved config's flat keys (:func:`play_options` writes them).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import argparse
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
 from engine.core import SearchParams
-from engine.rules import move_cap as default_move_cap
+from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign, matches)
@@ -19,27 +26,79 @@ DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engi
 _C = SearchParams()           # C's search defaults
 
 
+def _help(default, help: str, **kw):
+    return field(default=default, metadata={"help": help, **kw})
+
+
 @dataclass
 class PlaySettings:
     """How moves are searched and chosen in one game of the game pool (self-play, gating,
     matches, the ladder): the defaults are self-play's (a training run's ``RunConfig`` takes
-    them from here), and C's (:class:`engine.core.SearchParams`) where C has them."""
+    them from here), and C's (:class:`engine.core.SearchParams`) where C has them.  Each field's
+    ``help`` is its command-line help (:func:`add_play_arguments`)."""
 
-    visits: int = 100                   # root visits of a full search (reused subtree included)
-    cheap_visits: int = 0               # playout cap randomisation: visits of a cheap search (0: off)
-    full_search_prob: float = 0.25      # with cheap_visits > 0: share of moves given a full search
-    temperature_moves: int = 0          # the first this many moves (plies) sample visits^(1/T)
-    temperature: float = 1.0            # T of those moves; later moves take the most visited
-    noise_epsilon: float = 0.25         # Dirichlet noise weight at the root of full searches (0: off)
-    noise_alpha: float = _C.noise_alpha  # total Dirichlet concentration (alpha per move = this / legal)
-    resign_threshold: float | None = None   # resign when the root value falls below (None: never)
-    max_moves: int | None = None        # move cap, scored as if passed out (None: engine.rules.move_cap)
-    record_policy: bool = True          # keep visit distributions of full searches
-    root: str = "puct"                  # puct | gumbel (engine.play.rootsearch: sequential halving, no noise,
-                                        # no temperature; visits = new simulations per move)
-    gumbel_considered: int = 16         # gumbel: moves sampled at the root (m)
-    forced_playouts_k: float = _C.forced_playouts_k  # puct: KataGo's forced playouts + target pruning
-                                        # in full searches (0: off)
+    visits: int = _help(100, "root visits of a full search (reused subtree included)")
+    cheap_visits: int = _help(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
+                                 "moves get; they are played, not trained on (0: off)")
+    full_search_prob: float = _help(0.25, "with --cheap-visits: share of moves given a full search")
+    temperature_moves: int = _help(0, "the first this many moves (plies) sample visits^(1/T); later moves take "
+                                      "the most visited")
+    temperature: float = _help(1.0, "T of the opening moves that sample visits^(1/T)")
+    noise_epsilon: float = _help(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
+    noise_alpha: float = _help(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
+                                               "(0.03 per move on 19x19, as AlphaGo Zero)")
+    resign_threshold: float | None = _help(None, "resign when the root value falls below (None: never)")
+    max_moves: int | None = _help(None, "move cap, scored as if passed out "
+                                        f"(default {MOVE_CAP_PER_POINT}*N*N)")
+    record_policy: bool = _help(True, "keep visit distributions of full searches")
+    root: str = _help("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
+                              "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
+                              "target softmax(logits + sigma(completed Q)); --visits is then the "
+                              "simulations of a move, and noise and temperature are not used)",
+                      choices=("puct", "gumbel"))      # engine.play.rootsearch
+    gumbel_considered: int = _help(16, "--root gumbel: moves sampled at the root (m)")
+    forced_playouts_k: float = _help(_C.forced_playouts_k, "--root puct: KataGo's forced playouts in full "
+                                                           "searches, k of sqrt(k * prior * visits), with "
+                                                           "policy-target pruning (0: off; KataGo uses 2)")
 
     def move_cap(self, size: int) -> int:
         return self.max_moves if self.max_moves is not None else default_move_cap(size)
+
+
+def _option_type(f: dataclasses.Field) -> type:
+    t = str(f.type)
+    return int if t.startswith("int") else float if t.startswith("float") else str
+
+
+def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
+                       suppress_defaults: bool = False) -> None:
+    """Adds one ``--OPTION`` per :class:`PlaySettings` field named in ``options`` (field ->
+    option name with underscores, e.g. ``{"forced_playouts_k": "forced_playouts"}``; the
+    option's dest), in the dataclass's order, with the field's help, type and choices and the
+    default of ``defaults`` (default: PlaySettings()).  With ``suppress_defaults`` an option
+    not given stays absent from the namespace."""
+    defaults = defaults or PlaySettings()
+    for f in dataclasses.fields(PlaySettings):
+        if f.name not in options:
+            continue
+        dest, value = options[f.name], getattr(defaults, f.name)
+        shown = f" (default: {value})" if value is not None else ""
+        group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
+                           default=argparse.SUPPRESS if suppress_defaults else value,
+                           choices=f.metadata.get("choices"), help=f.metadata["help"] + shown)
+
+
+def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],
+                       base: PlaySettings | None = None) -> PlaySettings:
+    """``base`` (default: PlaySettings()) with the fields named in ``options`` (as in
+    :func:`add_play_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
+    option name) where it has them."""
+    if isinstance(values, argparse.Namespace):
+        values = vars(values)
+    changes = {name: values[key] for name, key in options.items() if key in values}
+    return dataclasses.replace(base or PlaySettings(), **changes)
+
+
+def play_options(settings: PlaySettings, options: Mapping[str, str]) -> dict[str, Any]:
+    """The fields named in ``options`` keyed by option name: :func:`play_settings_from`'s inverse."""
+    return {key: getattr(settings, name) for name, key in options.items()}

@@ -19,7 +19,6 @@ from typing import Any
 import torch
 
 from engine.nets import flops
-from engine.core import Rules
 from train.config import RunConfig
 from train.gating import GateMatch, GateRule, candidate_score, gate_settings
 from train.games.pool import GamePool
@@ -179,7 +178,7 @@ class GateActor:
             agents.append(make_agent(path, c, seed=int(seed), device=c.gate_device or c.device))
         self.candidate, self.best = agents
         self.match = GateMatch(lambda w: (self.candidate, self.best), GateRule.from_config(c), c.board_size,
-                               Rules.preset(c.rules, c.komi), gate_settings(c), workers=1, slots=slots,
+                               c.rules, gate_settings(c), workers=1, slots=slots,
                                seed=match_seed)
         self.queue: deque[int] = deque()
         self.pool = GamePool(slots, self._next_game, batch=c.gate_batch or c.batch,

@@ -427,7 +427,7 @@ class GamePool:
         turn = [c for c in (BLACK, WHITE) if not isinstance(slot.agents[c], Agent)]
         for color in turn:
             try:
-                slot.agents[color].new_game(spec.size, spec.rules.komi, spec.rules.name)
+                slot.agents[color].new_game(spec.size, spec.rules)
             except (EngineTimeout, EngineDied, GTPError) as exc:
                 return self._forfeit(slot, color, exc, "new game failed")
             slot.players[color] = [slot.agents[color].model_id]   # a GTP engine's name is known now

@@ -97,8 +97,7 @@ class GameRecord:
     """A finished game and the search statistics of every move (see the module docstring)."""
 
     size: int
-    komi: float
-    rules: str
+    rules: Rules                        # komi included (stored as the keys komi and rules)
     moves: np.ndarray                   # int16 [T]
     colors: np.ndarray                  # int8 [T]
     full: np.ndarray                    # bool [T]
@@ -141,9 +140,6 @@ class GameRecord:
     @property
     def resigned(self) -> bool:
         return self.reason == "resign"
-
-    def rules_value(self) -> Rules:
-        return Rules.from_name(self.rules, self.komi)
 
     @property
     def final_score(self) -> float:
@@ -264,7 +260,7 @@ def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: 
             k = len(nz)
         offsets[t + 1] = offsets[t] + k
     rec = GameRecord(
-        size=n, komi=float(game.rules.komi), rules=game.rules.name,
+        size=n, rules=game.rules,
         moves=np.array([m.point for m in moves], np.int16),
         colors=np.array([m.color for m in moves], np.int8),
         full=np.array([m.policy is not None for m in moves], bool),
@@ -296,8 +292,8 @@ _ARRAY_FIELDS = ("moves", "colors", "full", "visits", "values", "policy_offsets"
 def to_npz_bytes(rec: GameRecord) -> bytes:
     arrays = {k: getattr(rec, k) for k in _ARRAY_FIELDS}
     arrays.update(
-        version=np.int32(RECORD_VERSION), size=np.int32(rec.size), komi=np.float32(rec.komi),
-        rules=np.str_(rec.rules), model_ids=np.array(rec.model_ids, dtype=np.str_),
+        version=np.int32(RECORD_VERSION), size=np.int32(rec.size), komi=np.float32(rec.rules.komi),
+        rules=np.str_(rec.rules.name), model_ids=np.array(rec.model_ids, dtype=np.str_),
         winner=np.int8(rec.winner), score=np.float32(rec.score), scored=np.bool_(rec.scored),
         reason=np.str_(rec.reason), no_resign=np.bool_(rec.no_resign),
         resign_threshold=np.float32(rec.resign_threshold), seed=np.int64(rec.seed),
@@ -327,7 +323,7 @@ def read_npz(path: str | os.PathLike) -> GameRecord:
             if version != RECORD_VERSION:
                 raise ValueError(f"record version {version}, this code reads {RECORD_VERSION}")
             rec = GameRecord(
-                size=int(z["size"]), komi=float(z["komi"]), rules=str(z["rules"]),
+                size=int(z["size"]), rules=Rules.from_name(str(z["rules"]), float(z["komi"])),
                 **{k: z[k] for k in _ARRAY_FIELDS},
                 model_ids=[str(s) for s in z["model_ids"]], winner=int(z["winner"]),
                 score=float(z["score"]), scored=bool(z["scored"]), reason=str(z["reason"]),
@@ -361,7 +357,7 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
     lines = [f"models: black {', '.join(models[BLACK]) or '-'}; white {', '.join(models[WHITE]) or '-'}",
              f"end: {rec.reason}; Tromp-Taylor score of the final position {rec.score:+g}"
              + (f", referee's count {rec.referee_score:+g}" if rec.referee_score is not None else ""),
-             f"rules {rec.rules}, komi {rec.komi:g}; seed {rec.seed}"]
+             f"rules {rec.rules.name}, komi {rec.rules.komi:g}; seed {rec.seed}"]
     if rec.no_resign:
         lines.append("resignation disabled (calibration game)")
     elif not math.isnan(rec.resign_threshold):
@@ -390,7 +386,7 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
     moves = [(int(rec.colors[t]), int(rec.moves[t])) for t in range(rec.length)]
     date = datetime.datetime.fromtimestamp(rec.finished, datetime.timezone.utc).date() if rec.finished else None
     setup = [int(p) for p in rec.setup]
-    return sgf.write_game(n, float(rec.komi), rec.rules, moves, setup_black=setup, handicap=len(setup),
+    return sgf.write_game(n, rec.rules.komi, rec.rules.name, moves, setup_black=setup, handicap=len(setup),
                           to_move=WHITE if setup else None, result=rec.result_string(),
                           black=",".join(models[BLACK]) or "-", white=",".join(models[WHITE]) or "-",
                           root_comment="\n".join(lines), game_comment=rec.comment(), move_comments=comments,
@@ -475,7 +471,7 @@ def positions(rec: GameRecord, indices: Sequence[int] | np.ndarray, feature_set:
 def start_position(rec: GameRecord) -> Game:
     """The position before ``rec``'s first move: the empty board, or the handicap stones with
     White to move."""
-    game = Game(rec.size, rec.rules_value())
+    game = Game(rec.size, rec.rules)
     for p in rec.setup:
         game.play(int(p), BLACK)
     if len(rec.setup):

@@ -32,15 +32,15 @@ class Agent:
 class TurnAgent(Protocol):
     """A player that answers one move at a time, polled by the pool (see the module docstring).
 
-    ``rules`` is a preset name; points are compact indices (``engine.coords``, pass = N*N).
+    Points are compact indices (``engine.coords``, pass = N*N).
     Failures are the GTP client's exceptions, forfeits for the pool: ``EngineTimeout`` (time),
     ``EngineDied`` (crash), ``GTPError`` (error); a ``ValueError`` from ``poll_genmove`` is an
     unreadable move (illegal)."""
 
     model_id: str                       # the name recorded with its moves (PB/PW)
 
-    def new_game(self, size: int, komi: float, rules: str) -> None:
-        """Starts a game on an empty board."""
+    def new_game(self, size: int, rules: Rules) -> None:
+        """Starts a game on an empty board under ``rules`` (komi included)."""
 
     def play(self, color: int, point: int) -> None:
         """Records a move: a handicap stone, a forced opening move or the opponent's move."""

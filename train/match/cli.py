@@ -38,7 +38,7 @@ import torch
 
 from engine import coords
 from engine.play.settings import DEFAULT_RESIGN
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
 from train.games.gtp_client import EngineError, GTPClient, GTPError
 from train.match.inproc import DEFAULT_INPROC_VISITS
 from train.match.config import EngineSpec, GameSettings, MatchConfig
@@ -183,11 +183,14 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         coords.fixed_handicap(args.size, args.handicap)
     except ValueError as exc:
         parser.error(str(exc))
+    try:
+        rules = Rules.preset(args.rules, args.komi)
+    except ValueError as exc:
+        parser.error(str(exc))
     limit = None if args.move_time is None else args.move_time + args.time_margin
     settings = GameSettings(
         size=args.size,
-        komi=args.komi,
-        rules=args.rules,
+        rules=rules,
         handicap=args.handicap,
         max_moves=args.max_moves,
         move_time_limit=limit,

@@ -18,15 +18,14 @@ from train.match.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inpro
 class GameSettings:
     """Everything that defines a game apart from the players.
 
-    ``max_moves`` caps the moves after the handicap stones (None: 3 * size**2);
+    ``rules`` holds the komi.  ``max_moves`` caps the moves after the handicap stones (None: 3 * size**2);
     a game reaching it is scored like a finished one. ``move_time_limit`` is
     the hard per-move wall-clock limit in seconds (None: none); a player that
     exceeds it loses on time.
     """
 
     size: int = 19
-    komi: float = DEFAULT_KOMI
-    rules: str = DEFAULT_RULES
+    rules: Rules = Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
     handicap: int = 0
     max_moves: int | None = None
     move_time_limit: float | None = None
@@ -34,9 +33,6 @@ class GameSettings:
     @property
     def move_cap(self) -> int:
         return self.max_moves if self.max_moves is not None else 3 * self.size * self.size
-
-    def make_rules(self) -> Rules:
-        return Rules.preset(self.rules, self.komi)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from engine import coords
+from engine.rules import Rules
 from train.games.gtp_client import GTPClient, GTPError, PendingReply
 from train.match.referee import gtp_color, send_rules
 
@@ -66,13 +67,13 @@ class GTPAgent:
         except GTPError:
             self.engine_version = ""
 
-    def new_game(self, size: int, komi: float, rules: str) -> None:
+    def new_game(self, size: int, rules: Rules) -> None:
         self._pending = None            # a late answer to an abandoned genmove is skipped by id
         if not self._started or not self.client.alive:
             self.start()
         self._size = size
         self.client.send(f"boardsize {size}")
-        self.client.send(f"komi {komi:g}")
+        self.client.send(f"komi {rules.komi:g}")
         self.client.send("clear_board")
         send_rules(self.client, rules)
         if self.move_time is not None and self.client.knows("time_settings"):

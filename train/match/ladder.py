@@ -80,8 +80,7 @@ class LadderConfig:
     visits: int = DEFAULT_VISITS
     checkpoints: int = 6
     every_steps: int = 0
-    komi: float = 7.0
-    rules: str = "chinese"
+    rules: Rules = Rules.preset("chinese", 7.0)
     gnugo: str = GNUGO
     pachi: str | None = None
     pachi_playouts: tuple[int, ...] = ()
@@ -179,7 +178,7 @@ def play_match(out: Path, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, s
         return done
     config = MatchConfig(
         engines=(EngineSpec(a[0], a[1]), EngineSpec(b[0], b[1])), games=games,
-        settings=GameSettings(size=size, komi=cfg.komi, rules=cfg.rules, max_moves=cfg.move_cap),
+        settings=GameSettings(size=size, rules=cfg.rules, max_moves=cfg.move_cap),
         sgf_dir=out, results_path=out / "results.json", parallel=cfg.parallel,
         referee=cfg.referee, seed=cfg.seed, visits=cfg.visits, progress=cfg.progress)
     engines = probe_engines(config)
@@ -403,7 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help=f"evenly spaced checkpoints to rate (default {d.checkpoints})")
     ap.add_argument("--every-steps", type=int, default=d.every_steps,
                     help="instead: every checkpoint whose step is a multiple of this")
-    ap.add_argument("--komi", type=float, default=d.komi)
+    ap.add_argument("--komi", type=float, default=d.rules.komi)
     ap.add_argument("--gnugo", default=GNUGO, help="GNU Go command, {level} is replaced (default: %(default)s)")
     ap.add_argument("--referee", default=REFEREE, help="dead-stone referee command, or 'none' for the "
                                                        "Tromp-Taylor count (default: %(default)s)")
@@ -436,8 +435,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
     torch.set_num_threads(max(1, a.threads))
+    try:
+        rules = d.rules.with_komi(a.komi)
+    except ValueError as exc:
+        ap.error(f"--komi: {exc}")
     cfg = LadderConfig(levels=tuple(a.levels), games=a.games, pair_games=a.pair_games, visits=a.visits,
-                       checkpoints=a.checkpoints, every_steps=a.every_steps, komi=a.komi, gnugo=a.gnugo,
+                       checkpoints=a.checkpoints, every_steps=a.every_steps, rules=rules, gnugo=a.gnugo,
                        pachi=a.pachi, pachi_playouts=tuple(a.pachi_playouts),
                        referee=None if a.referee.lower() == "none" else a.referee, parallel=a.parallel,
                        skip_below=a.skip_below, seed=a.seed)

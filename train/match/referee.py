@@ -12,7 +12,7 @@ from typing import Protocol
 
 from engine import coords
 from engine.core import BLACK, WHITE, Game
-from engine.rules import KGS_NAMES
+from engine.rules import KGS_NAMES, Rules
 from train.games.gtp_client import EngineError, GTPClient, GTPError
 from train.games.records import GameRecord
 
@@ -49,12 +49,12 @@ def gtp_color(color: int) -> str:
     return "B" if color == BLACK else "W"
 
 
-def send_rules(client: GTPClient, rules: str) -> None:
-    """``kgs-rules`` for our preset, when the engine lists the command; advisory only (our core
-    referees legality), so a refusal is ignored."""
-    if rules in KGS_NAMES and client.knows("kgs-rules"):
+def send_rules(client: GTPClient, rules: Rules) -> None:
+    """``kgs-rules`` for the preset of ``rules`` (not its komi), when the engine lists the
+    command; advisory only (our core referees legality), so a refusal is ignored."""
+    if rules.name in KGS_NAMES and client.knows("kgs-rules"):
         with contextlib.suppress(GTPError):
-            client.send(f"kgs-rules {KGS_NAMES[rules]}")
+            client.send(f"kgs-rules {KGS_NAMES[rules.name]}")
 
 
 class GTPReferee:
@@ -75,7 +75,7 @@ class GTPReferee:
         self.client.send(f"boardsize {size}")
         self.client.send(f"komi {game.rules.komi:g}")
         self.client.send("clear_board")
-        send_rules(self.client, game.rules.name)
+        send_rules(self.client, game.rules)
         for color, point in game.moves:
             self.client.send(f"play {gtp_color(color)} {coords.to_gtp(point, size)}")
         return parse_final_score(self.client.send("final_score"))

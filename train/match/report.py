@@ -164,8 +164,8 @@ def summarize(
         "stopped_by_sprt": stopped_by_sprt,
         "settings": {
             "size": settings.size,
-            "komi": settings.komi,
-            "rules": settings.rules,
+            "komi": settings.rules.komi,
+            "rules": settings.rules.name,
             "handicap": settings.handicap,
             "max_moves": settings.move_cap,
             "move_time": config.move_time,

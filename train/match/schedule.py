@@ -44,7 +44,7 @@ def random_opening(settings: GameSettings, moves: int, rng: random.Random) -> li
     early if a side has no legal point. Play the same list in both games of a
     colour-swapped pair to compare engines on equal openings.
     """
-    game = Game(settings.size, settings.make_rules())
+    game = Game(settings.size, settings.rules)
     handicap = coords.fixed_handicap(settings.size, settings.handicap)
     for point in handicap:
         game.play(point, BLACK)
@@ -130,7 +130,7 @@ def play_game(black: Player, white: Player, settings: GameSettings, opening: Seq
     sets how agents search.  ValueError for an illegal opening; the players are not closed."""
     limit = MoveLimit(seconds=settings.move_time_limit)
     play = play or PlaySettings(noise_epsilon=0.0, max_moves=settings.move_cap, record_policy=False)
-    specs = [GameSpec(settings.size, settings.make_rules(), black, white, play, seed=seed, handicap=settings.handicap,
+    specs = [GameSpec(settings.size, settings.rules, black, white, play, seed=seed, handicap=settings.handicap,
                       opening=tuple(opening), black_limit=limit, white_limit=limit)]
     (game,) = GamePool(1, lambda slot: specs.pop() if specs else None).run()
     return count_record(game.record(), game.game, referee)
@@ -221,7 +221,7 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
     labels = [e.label for e in config.engines]
     schedule = make_schedule(config.engines, config.games)
     settings = config.settings
-    rules = settings.make_rules()
+    rules = settings.rules
     players = MatchPlayers(config, names)
     referee = GTPReferee(config.referee) if config.referee else None
     play = PlaySettings(visits=config.visits, noise_epsilon=0.0, resign_threshold=resign_value(config.resign),
