@@ -293,3 +293,10 @@ def test_errors_match_katago_kata_raw_nn():
             assert abs(theirs.score_error - mine.score_error) <= 1e-3 + 1e-3 * theirs.score_error, pos.name
     finally:
         oracle.close()
+
+
+def test_options_in_an_inproc_spec():
+    from train.match.inproc import parse_inproc
+    params = parse_inproc("inproc:net.pt:visits=64,useUncertainty=1,uncertaintyMaxWeight=6").search_params()
+    assert (params.use_uncertainty, params.uncertainty_max_weight) == (1.0, 6.0)
+    assert searchopts.describe(params) == "use_uncertainty=1,uncertainty_max_weight=6"
