@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine.native import ffi, lib
-from engine.searchbatch import _floats_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
+from engine.searchbatch import _errors_or_null, _floats_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules, format_result
 
@@ -386,6 +386,10 @@ class SearchParams:
     subtree_bias_free_prop: float = _SEARCH_DEFAULTS["subtree_bias_free_prop"]
     subtree_bias_weight_exponent: float = _SEARCH_DEFAULTS["subtree_bias_weight_exponent"]
     lcb_utility: float = _SEARCH_DEFAULTS["lcb_utility"]
+    use_uncertainty: float = _SEARCH_DEFAULTS["use_uncertainty"]
+    uncertainty_coeff: float = _SEARCH_DEFAULTS["uncertainty_coeff"]
+    uncertainty_exponent: float = _SEARCH_DEFAULTS["uncertainty_exponent"]
+    uncertainty_max_weight: float = _SEARCH_DEFAULTS["uncertainty_max_weight"]
 
     def _c(self):
         p = ffi.new("search_params_t *")
@@ -590,9 +594,11 @@ class Search:
         return n
 
     def backup(self, policy: np.ndarray, values: np.ndarray, slot: int = 0,
-               scores: np.ndarray | None = None) -> None:
+               scores: np.ndarray | None = None, uncertainty: np.ndarray | None = None) -> None:
         """Backs up the network's policy logits, values and score leads (side to move, points;
-        None without a score head: no score utility) of the leaves pending in ``slot``."""
+        None without a score head: no score utility) of the leaves pending in ``slot``, and its
+        short-term errors ``uncertainty`` [n, 2] (win/loss error, score error in points; None
+        for nets without them: every playout weighs 1)."""
         n = self._pending[slot]
         policy = np.ascontiguousarray(policy[:n], dtype=np.float32)
         values = np.ascontiguousarray(values[:n], dtype=np.float32)
@@ -602,7 +608,8 @@ class Search:
             if a is not None and np.shape(a[:n]) != (n,):
                 raise ValueError(f"{name} must have shape ({n},)")
         if lib.search_backup_slot(self._ptr, int(slot), ffi.from_buffer("float[]", policy),
-                                  ffi.from_buffer("float[]", values), _floats_or_null(scores, n), n) != 0:
+                                  ffi.from_buffer("float[]", values), _floats_or_null(scores, n),
+                                  _errors_or_null(uncertainty, n), n) != 0:
             raise RuntimeError("backup does not match the pending leaves")
         self._pending[slot] = 0
 
@@ -619,6 +626,20 @@ class Search:
     def score(self) -> float:
         """Root mean score lead for the side to move (0 when no scores were backed up)."""
         return float(lib.search_root_score(self._ptr))
+
+    def playout_weight(self, wl_error: float, score_error: float, lead: float,
+                       color: int | None = None) -> float:
+        """The weight this search gives a leaf with short-term errors ``wl_error`` and
+        ``score_error`` and score lead ``lead`` (points) for ``color`` (default: the side to
+        move at the root) to move; 1 unless ``params.use_uncertainty``."""
+        color = self.game.to_move if color is None else _check_color(color)
+        return float(lib.search_playout_weight(self._ptr, float(wl_error), float(score_error),
+                                               float(lead), color))
+
+    @property
+    def weight(self) -> float:
+        """Sum of the root's playout weights (its visits when every playout weighs 1)."""
+        return float(lib.search_root_weight(self._ptr))
 
     def child_utility(self, move: int) -> float:
         """Selection's utility of root child ``move``: mean value plus mean score utility

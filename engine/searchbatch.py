@@ -43,6 +43,17 @@ def _floats_or_null(a: np.ndarray | None, n: int):
     return ffi.NULL if a is None else ffi.from_buffer("float[]", np.ascontiguousarray(a[:n], np.float32))
 
 
+def _errors_or_null(a: np.ndarray | None, n: int):
+    """A C float buffer of short-term errors ``a[:n]`` ([n, 2]: win/loss error, score error),
+    or NULL; ValueError for another shape."""
+    if a is None:
+        return ffi.NULL
+    errors = np.ascontiguousarray(np.asarray(a)[:n], np.float32)
+    if errors.shape != (n, 2):
+        raise ValueError(f"uncertainty must have shape ({n}, 2), got {errors.shape}")
+    return ffi.from_buffer("float[]", errors)
+
+
 def _pool_geometry(searches: Sequence[Any]) -> tuple[int, int]:
     """(board size, planes) shared by every search of a pool; ValueError when they differ."""
     first = searches[0]
@@ -82,13 +93,16 @@ def collect_many(searches: Sequence[Any], per_search: int, planes: np.ndarray,
 
 
 def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
-                values: np.ndarray, scores: np.ndarray | None = None) -> None:
+                values: np.ndarray, scores: np.ndarray | None = None,
+                uncertainty: np.ndarray | None = None) -> None:
     """Backs up one batch's results into the searches collected by :func:`collect_many`.
 
     ``counts`` are the leaves pending in each search (as collect_many returned them);
     ``policy`` holds logits [>= sum(counts), N*N+1] and ``values`` [>= sum(counts)], rows in
-    collection order; ``scores`` [>= sum(counts)] the score leads, or None.  ValueError, before C reads anything, when the counts do not match the
-    pending leaves or a buffer is too small or of the wrong shape."""
+    collection order; ``scores`` [>= sum(counts)] the score leads, or None; ``uncertainty``
+    [>= sum(counts), 2] the net's short-term win/loss and score errors (the playouts' weights
+    when the searches use them), or None.  ValueError, before C reads anything, when the
+    counts do not match the pending leaves or a buffer is too small or of the wrong shape."""
     if not searches:
         return
     n = len(searches)
@@ -111,7 +125,7 @@ def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
     ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
     if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values),
-                              _floats_or_null(scores, total)) != 0:
+                              _floats_or_null(scores, total), _errors_or_null(uncertainty, total)) != 0:
         raise RuntimeError("backup does not match the pending leaves")
     for s in searches:
         s._pending[0] = 0

@@ -39,6 +39,10 @@ void search_default_params(search_params_t *p) {
     p->subtree_bias_free_prop = 0.8f;
     p->subtree_bias_weight_exponent = 0.85f;
     p->lcb_utility = 0.0f;
+    p->use_uncertainty = 0.0f;        /* KataGo's GTP default: on */
+    p->uncertainty_coeff = 0.25f;
+    p->uncertainty_exponent = 1.0f;
+    p->uncertainty_max_weight = 8.0f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -209,7 +213,7 @@ static int compact_tree(search_t *s, int32_t keep) {
     double fp = s->p.subtree_bias_free_prop;
     search_bias_release(s, s->nodes, s->nnodes, -fp);
     search_bias_release(s, nodes, nn, fp);
-    nodes[0].util_sum -= nodes[0].bias;
+    nodes[0].util_sum -= nodes[0].bias * nodes[0].nn_weight;
     nodes[0].bias = 0.0f;
     free(s->nodes);
     free(s->edges);
@@ -298,6 +302,41 @@ static float score_utility(const search_t *s, float lead, int color) {
     return u;
 }
 
+/* Slope of score_utility at `lead` (points per unit of utility), as KataGo's
+ * getApproxScoreUtilityDerivative: d/dx 2/pi atan((x - c) / k) = 2/pi k / (k^2 + (x - c)^2). */
+static float score_utility_slope(const search_t *s, float lead, int color) {
+    const float two_over_pi = 0.63661977f, n = (float)s->game->board.size;
+    float d = 0.0f;
+    if (s->p.static_score_utility != 0.0f) {
+        float k = 2.0f * n;
+        d += s->p.static_score_utility * two_over_pi * k / (k * k + lead * lead);
+    }
+    if (s->p.dynamic_score_utility != 0.0f) {
+        float k = (s->p.dynamic_score_scale > 0.01f ? s->p.dynamic_score_scale : 0.01f) * n;
+        float x = lead - (color == BLACK ? s->score_centre : -s->score_centre);
+        d += s->p.dynamic_score_utility * two_over_pi * k / (k * k + x * x);
+    }
+    return d;
+}
+
+/* Weight of a leaf with short-term errors wl and se (see search_params_t); `scored` says
+ * whether the leaf has a score lead (else the score error is not used). */
+static float leaf_weight(const search_t *s, float wl, float se, float lead, int color, int scored) {
+    float coeff = s->p.uncertainty_coeff, max_weight = s->p.uncertainty_max_weight;
+    if (s->p.use_uncertainty == 0.0f || !(coeff > 0.0f) || !(max_weight > 0.0f)) return 1.0f;
+    if (wl != wl || se != se) return 1.0f;  /* NaN: no information */
+    wl = wl < 0.0f ? 0.0f : wl > 1e4f ? 1e4f : wl;
+    se = se < 0.0f ? 0.0f : se > 1e4f ? 1e4f : se;
+    double u = (double)wl + (scored ? (double)score_utility_slope(s, lead, color) * (double)se : 0.0);
+    double e = s->p.uncertainty_exponent;
+    double powered = e == 1.0 ? u : pow(u, e);
+    return (float)((double)coeff / (powered + (double)coeff / (double)max_weight));
+}
+
+float search_playout_weight(const search_t *s, float wl_error, float score_error, float lead, int color) {
+    return leaf_weight(s, wl_error, score_error, lead, color, 1);
+}
+
 /* Sets the dynamic centre from Black's expected lead (KataGo's recentScoreCenter). */
 static void set_centre(search_t *s, float black_lead) {
     float c = black_lead * (1.0f - s->p.score_centre_zero_weight);
@@ -315,19 +354,22 @@ static int path_color(const search_t *s, int len) {
     return ((len - 1) & 1) ? board_other(c) : c;
 }
 
-/* Backs up a leaf's value, score utility and score lead (its side to move's view). */
+/* Backs up a leaf's value, score utility and score lead (its side to move's view) with the
+ * playout weight `weight` (with weight 1 every product below is exact: the unweighted sums). */
 static void backup_path(search_t *s, const int32_t *path, int len, float value, float util,
-                        float lead, int remove_vl) {
+                        float lead, float weight, int remove_vl) {
     /* the leaf's figures are for its side to move; the leaf node stores the mover's */
     float w = -value, u = -util, sc = -lead;
     for (int i = len - 1; i >= 0; i--) {
         node_t *n = &s->nodes[path[i]];
+        float ww = w * weight, t = w + u, tw = t * weight;
         n->visits++;
-        n->value_sum += w;
-        n->value_sq += w * w;
-        n->util_sum += u;
-        n->util_sq += (w + u) * (w + u);
-        n->score_sum += sc;
+        n->weight_sum += weight;
+        n->value_sum += ww;
+        n->value_sq += ww * w;
+        n->util_sum += u * weight;
+        n->util_sq += tw * t;
+        n->score_sum += sc * weight;
         if (remove_vl) n->in_flight--;
         w = -w;
         u = -u;
@@ -402,8 +444,8 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
     for (;;) {
         node_t *n = &s->nodes[ni];
         if (n->state == NODE_TERMINAL) {
-            float inv = -1.0f / (float)n->visits;
-            backup_path(s, path, len, n->value_sum * inv, n->util_sum * inv, n->score_sum * inv, 0);
+            float inv = -1.0f / n->weight_sum;
+            backup_path(s, path, len, n->value_sum * inv, n->util_sum * inv, n->score_sum * inv, 1.0f, 0);
             search_bias_update(s, path, len);
             return 0;
         }
@@ -411,7 +453,8 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
             n->state = NODE_TERMINAL;
             float score = terminal_score(s, b);
             backup_path(s, path, len, sign_value(score),
-                        s->scored ? score_utility(s, score, b->to_move) : 0.0f, s->scored ? score : 0.0f, 0);
+                        s->scored ? score_utility(s, score, b->to_move) : 0.0f, s->scored ? score : 0.0f,
+                        1.0f, 0);
             search_bias_update(s, path, len);
             return 0;
         }
@@ -513,7 +556,7 @@ int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys) {
 }
 
 int search_backup_slot(search_t *s, int slot, const float *policy, const float *values,
-                       const float *scores, int n) {
+                       const float *scores, const float *uncertainty, int n) {
     if (slot < 0 || slot >= s->nslots) return -1;
     pending_t *q = &s->slot[slot];
     if (n != q->npending) return -1;
@@ -521,7 +564,7 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
     float max_lead = 2.0f * (float)s->area;
     if (scores && !s->centre_set) {
         const node_t *root = &s->nodes[s->root];
-        float lead = root->visits ? -root->score_sum / (float)root->visits : 0.0f;  /* to move */
+        float lead = root->visits ? -root->score_sum / root->weight_sum : 0.0f;  /* to move */
         for (int i = 0; i < n && !root->visits; i++)  /* a fresh root is evaluated on its own */
             if (q->len[i] == 1 && scores[i] == scores[i]) lead = scores[i];
         set_centre(s, s->game->board.to_move == BLACK ? lead : -lead);
@@ -564,9 +607,15 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         if (lead != lead) lead = 0.0f;
         if (lead < -max_lead) lead = -max_lead;
         if (lead > max_lead) lead = max_lead;
-        float u = scores ? score_utility(s, lead, path_color(s, len)) : 0.0f;
-        if (leaf->visits == 0) leaf->nn_util = -(v + u);  /* the mover's view, as the sums */
-        backup_path(s, path, len, v, u, lead, 1);
+        int color = path_color(s, len);
+        float u = scores ? score_utility(s, lead, color) : 0.0f;
+        float weight = uncertainty ? leaf_weight(s, uncertainty[2 * i], uncertainty[2 * i + 1], lead, color,
+                                                 scores != NULL) : 1.0f;
+        if (leaf->visits == 0) {
+            leaf->nn_util = -(v + u);  /* the mover's view, as the sums */
+            leaf->nn_weight = weight;
+        }
+        backup_path(s, path, len, v, u, lead, weight, 1);
         search_bias_update(s, path, len);
     }
     q->npending = 0;
@@ -574,8 +623,9 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
     return 0;
 }
 
-int search_backup(search_t *s, const float *policy, const float *values, const float *scores, int n) {
-    return search_backup_slot(s, 0, policy, values, scores, n);
+int search_backup(search_t *s, const float *policy, const float *values, const float *scores,
+                  const float *uncertainty, int n) {
+    return search_backup_slot(s, 0, policy, values, scores, uncertainty, n);
 }
 
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
@@ -592,12 +642,13 @@ int search_collect_many(search_t **ss, int n, int per_search, float *planes, uin
 }
 
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
-                       const float *values, const float *scores) {
+                       const float *values, const float *scores, const float *uncertainty) {
     int offset = 0;
     for (int i = 0; i < n; i++) {
         search_t *s = ss[i];
         if (search_backup(s, policy + (size_t)offset * (size_t)(s->area + 1), values + offset,
-                          scores ? scores + offset : NULL, counts[i]) != 0)
+                          scores ? scores + offset : NULL,
+                          uncertainty ? uncertainty + 2 * (size_t)offset : NULL, counts[i]) != 0)
             return -1;
         offset += counts[i];
     }

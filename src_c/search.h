@@ -70,6 +70,22 @@ typedef struct {
     /* Nonzero: the LCB move choice reads value plus score utility (and value-bias correction),
      * as KataGo's does; 0: value alone. */
     float lcb_utility;
+    /* Uncertainty-weighted playouts (KataGo's useUncertainty, uncertaintyCoeff,
+     * uncertaintyExponent, uncertaintyMaxWeight): a leaf whose net reports a short-term
+     * win/loss error e_v and score error e_s counts with the weight
+     *   w = coeff / (U^exponent + coeff / max_weight),  U = e_v + (du/dx) * e_s,
+     * du/dx the slope of the score utility (static and dynamic parts) at the leaf's lead x, so
+     * a confident evaluation weighs up to max_weight and an uncertain one less.  Every mean
+     * the search reads (Q in selection and FPU, the exploration factor's spread, the root's
+     * value, score and utility, the children's Q and LCB, the value-bias correction) is then a
+     * weighted mean, and PUCT's N terms are weights (plus virtual loss); visit counts (the move
+     * choice, forced playouts, root targets, budgets) stay counts.  Terminal positions and
+     * leaves backed up without errors weigh 1, and with every weight 1 the search is exactly
+     * the unweighted one.  use_uncertainty 0: off (every weight 1). */
+    float use_uncertainty;
+    float uncertainty_coeff;
+    float uncertainty_exponent;
+    float uncertainty_max_weight;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
@@ -82,16 +98,19 @@ typedef struct {
     int16_t pad;
 } edge_t;
 
-/* A visited position: 56 bytes. */
+/* A visited position: 64 bytes.  The sums are weighted by the playouts' weights (all 1
+ * without uncertainty-weighted playouts); a mean is a sum divided by weight_sum. */
 typedef struct {
     int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
-    int32_t visits;     /* completed visits */
+    int32_t visits;     /* completed visits (a count) */
+    float weight_sum;   /* sum of the weights of those visits */
     float value_sum;    /* sum of values from the view of the player who moved into this node */
     float value_sq;     /* sum of squared values (for the LCB) */
     float util_sum;     /* sum of score utilities, same view (selection adds it to value_sum) */
     float util_sq;      /* sum of squared utilities, value plus score utility (cPUCT's spread) */
     float score_sum;    /* sum of score leads in points, same view (the dynamic centre) */
     float nn_util;      /* the net's value plus score utility of this position, same view */
+    float nn_weight;    /* the weight of the net's evaluation of this position */
     float bias;         /* value-bias correction now included in util_sum, same view */
     float bias_delta;   /* this node's share of its bias entry: weighted delta and weight */
     float bias_weight;
@@ -153,18 +172,21 @@ int search_pending(const search_t *s, int slot);
  * (keys may be NULL).  Terminal positions met on the way are scored and backed up at once.
  * Returns the number of leaves now pending in the slot, or -1 for a bad slot. */
 int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, uint64_t *keys);
-/* Backs up policy logits [n][N*N+1], values [n] (side to move of each leaf, -1..1) and score
- * leads [n] (side to move, points; NULL when the net has no score head: no score utility) of
- * the n leaves pending in the slot, in collection order.  Returns 0, or -1 if n does not match.
- * A broken network's outputs are tamed: NaN or -inf logits get no prior, +inf ones the most;
- * values are clamped to -1..1, scores to +-2 N*N, and a NaN value or score counts as 0. */
+/* Backs up policy logits [n][N*N+1], values [n] (side to move of each leaf, -1..1), score
+ * leads [n] (side to move, points; NULL when the net has no score head: no score utility) and
+ * short-term errors [n][2] (win/loss error, score error in points; NULL when the net has none:
+ * every weight 1) of the n leaves pending in the slot, in collection order.  Returns 0, or -1
+ * if n does not match.  A broken network's outputs are tamed: NaN or -inf logits get no prior,
+ * +inf ones the most; values are clamped to -1..1, scores to +-2 N*N, a NaN value or score
+ * counts as 0, a NaN error gives weight 1 and errors are clamped to 0..1e4. */
 int search_backup_slot(search_t *s, int slot, const float *policy, const float *values,
-                       const float *scores, int n);
+                       const float *scores, const float *uncertainty, int n);
 /* Withdraws the slot's pending leaves without evaluating them (virtual loss removed). */
 int search_cancel_slot(search_t *s, int slot);
 /* Slot 0 forms of collect and backup. */
 int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
-int search_backup(search_t *s, const float *policy, const float *values, const float *scores, int n);
+int search_backup(search_t *s, const float *policy, const float *values, const float *scores,
+                  const float *uncertainty, int n);
 /* Consistency check for tests: 0 when no node has negative in-flight descents, none is left
  * in flight or pending while no slot has leaves pending, and (below the memory cap) every
  * expanded node's visits are 1 + its children's and its in-flight count its children's;
@@ -174,11 +196,14 @@ int64_t search_check(const search_t *s);
  * counts[i] gets the leaves of search i.  Returns the total. */
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
                         int32_t *counts);
-/* Pool form of search_backup; counts as returned by search_collect_many; scores may be NULL. */
+/* Pool form of search_backup; counts as returned by search_collect_many; scores and
+ * uncertainty may be NULL. */
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
-                       const float *values, const float *scores);
+                       const float *values, const float *scores, const float *uncertainty);
 /* Root visits (including the root's own evaluation). */
 int32_t search_root_visits(const search_t *s);
+/* Sum of the root's playout weights (its visits when every weight is 1). */
+float search_root_weight(const search_t *s);
 /* Student's t quantile with df degrees of freedom at the upper-tail probability of normal z
  * (the LCB's multiplier; exposed for tests). */
 double search_t_quantile(double z, int df);
@@ -186,6 +211,14 @@ double search_t_quantile(double z, int df);
  * mean - search_t_quantile(z, visits - 1) * sqrt(sample variance / visits); the sample variance
  * is at least 1e-4.  Under 2 visits: -1e6 + visits. */
 float search_lcb(float z, int32_t visits, float value_sum, float value_sq);
+/* The same for weighted playouts: mean value_sum / weight_sum, sample variance
+ * (value_sq / weight_sum - mean^2) * visits / (visits - 1), standard error over the visits;
+ * equal to search_lcb when weight_sum is the visit count. */
+float search_lcb_weighted(float z, int32_t visits, float weight_sum, float value_sum, float value_sq);
+/* The weight a leaf with short-term errors wl_error and score_error and score lead `lead`
+ * (points) for `color` to move gets under the search's parameters and score centre (1 when
+ * use_uncertainty is 0; exposed for tests). */
+float search_playout_weight(const search_t *s, float wl_error, float score_error, float lead, int color);
 /* Root value from the side to move's view (-1..1), 0 if unvisited. */
 float search_root_value(const search_t *s);
 /* Root mean score lead (side to move, points) and mean score utility (side to move), 0 if

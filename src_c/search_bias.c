@@ -3,7 +3,8 @@
  * The net misjudges some local shapes the same way wherever they occur.  Nodes reached by the
  * same move of the same colour, after the same previous move, with the same 5x5 neighbourhood
  * and ko point share an entry; each node with visited children contributes
- *   (mean utility of its children - the net's utility of the node) * w,  w = children^exponent
+ *   (mean utility of its children - the net's utility of the node) * w,
+ * w = (the children's playout weight)^exponent (their visits without weighted playouts)
  * and the entry's weighted mean, times the factor, is added to the net's utility of every node
  * that shares it.  Our nodes keep sums, not averages recomputed from their children, so a change
  * of a node's correction is added to its utility sum and, with alternating sign, to the sums of
@@ -94,11 +95,12 @@ void search_bias_update(search_t *s, const int32_t *path, int len) {
         n->util_sum += carry;
         if (i > 0 && n->bias_entry >= 0 && n->state != NODE_TERMINAL && n->visits > 0) {
             bias_entry_t *e = &s->bias_table[n->bias_entry];
-            int32_t children = n->visits - 1;
-            if (children > 0) {
-                double own = (double)n->nn_util + (double)n->bias;
+            /* the children's weight and mean: the node's sums less its own evaluation */
+            double children = (double)n->weight_sum - (double)n->nn_weight;
+            if (n->visits > 1 && children > 0.0) {
+                double own = (double)n->nn_weight * ((double)n->nn_util + (double)n->bias);
                 double mean = ((double)utility_sum(n) - own) / children;
-                double w = pow((double)children, exponent);
+                double w = pow(children, exponent);
                 double d = (mean - (double)n->nn_util) * w;
                 e->delta += d - (double)n->bias_delta;
                 e->weight += w - (double)n->bias_weight;
@@ -106,7 +108,7 @@ void search_bias_update(search_t *s, const int32_t *path, int len) {
                 n->bias_weight = (float)w;
             }
             float b = e->weight > 0.001 ? (float)(factor * e->delta / e->weight) : 0.0f;
-            float change = b - n->bias;
+            float change = (b - n->bias) * n->nn_weight;  /* the own evaluation's weight */
             n->util_sum += change;
             n->bias = b;
             total += change;

@@ -82,12 +82,12 @@ static int32_t select_forced(const search_t *s, const node_t *root) {
 }
 
 /* Factor of the PUCT term from the spread of the parent's utilities (KataGo's
- * cpuctUtilityStdev*); exactly 1 with cpuct_stdev_scale 0. */
+ * cpuctUtilityStdev*), over the parent's playout weight; exactly 1 with cpuct_stdev_scale 0. */
 float search_explore_factor(const search_t *s, const node_t *parent) {
     if (s->p.cpuct_stdev_scale == 0.0f) return 1.0f;
     double prior = s->p.cpuct_stdev_prior > 1e-6f ? s->p.cpuct_stdev_prior : 1e-6, sd = prior;
-    if (parent->visits > 1) {
-        double n = parent->visits, m = utility_sum(parent) / n, m2 = m * m;
+    if (parent->visits > 0 && parent->weight_sum > 1.0f) {
+        double n = parent->weight_sum, m = utility_sum(parent) / n, m2 = m * m;
         double sq = parent->util_sq / n, w = s->p.cpuct_stdev_prior_weight;
         if (sq < m2) sq = m2;
         double var = ((m2 + prior * prior) * w + sq * n) / (w + n - 1.0) - m2;
@@ -97,7 +97,8 @@ float search_explore_factor(const search_t *s, const node_t *parent) {
 }
 
 /* Index of the edge of `parent` that PUCT picks (at the root: the targets or forced playouts
- * first, when set); -1 when root targets leave nothing to do. */
+ * first, when set); -1 when root targets leave nothing to do.  N in the PUCT terms is a
+ * playout weight plus virtual loss (visits in flight); Q a weighted mean. */
 int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root, int depth,
                            int color) {
     if (is_root && s->root_targets_on) return select_root_target(s, parent);
@@ -106,8 +107,8 @@ int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root,
         if (forced >= 0) return forced;
     }
     float vl = s->p.virtual_loss;
-    float parent_n = (float)parent->visits + vl * (float)parent->in_flight;
-    float parent_q = parent->visits > 0 ? -utility_sum(parent) / (float)parent->visits : 0.0f;
+    float parent_n = parent->weight_sum + vl * (float)parent->in_flight;
+    float parent_q = parent->visits > 0 ? -utility_sum(parent) / parent->weight_sum : 0.0f;
     float cp = s->p.c_puct + s->p.c_puct_factor *
                logf((parent_n + s->p.c_puct_base + 1.0f) / s->p.c_puct_base);
     float scale = cp * sqrtf(parent_n > 1.0f ? parent_n : 1.0f) * search_explore_factor(s, parent);
@@ -128,7 +129,7 @@ int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root,
         const node_t *c = e->child >= 0 ? &s->nodes[e->child] : NULL;
         if (c && c->visits + c->in_flight > 0) {
             visited_prior += e->prior;
-            float n = (float)c->visits + vl * (float)c->in_flight;
+            float n = c->weight_sum + vl * (float)c->in_flight;
             float q = (utility_sum(c) - vl * (float)c->in_flight) / n;
             float score = q + scale * e->prior / (1.0f + n);
             if (score > best_score) { best_score = score; best = k; }

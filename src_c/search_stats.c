@@ -8,20 +8,21 @@
 
 
 int32_t search_root_visits(const search_t *s) { return s->nodes[s->root].visits; }
+float search_root_weight(const search_t *s) { return s->nodes[s->root].weight_sum; }
 
 float search_root_value(const search_t *s) {
     const node_t *r = &s->nodes[s->root];
-    return r->visits ? -r->value_sum / (float)r->visits : 0.0f;
+    return r->visits ? -r->value_sum / r->weight_sum : 0.0f;
 }
 
 float search_root_score(const search_t *s) {
     const node_t *r = &s->nodes[s->root];
-    return r->visits ? -r->score_sum / (float)r->visits : 0.0f;
+    return r->visits ? -r->score_sum / r->weight_sum : 0.0f;
 }
 
 float search_root_utility(const search_t *s) {
     const node_t *r = &s->nodes[s->root];
-    return r->visits ? -r->util_sum / (float)r->visits : 0.0f;
+    return r->visits ? -r->util_sum / r->weight_sum : 0.0f;
 }
 
 float search_score_centre(const search_t *s) { return s->score_centre; }
@@ -34,7 +35,7 @@ float search_child_utility(const search_t *s, int pt) {
         const edge_t *e = &s->edges[r->edges + k];
         if (e->move != v) continue;
         if (e->child < 0 || s->nodes[e->child].visits == 0) return -2.0f;
-        return utility_sum(&s->nodes[e->child]) / (float)s->nodes[e->child].visits;
+        return utility_sum(&s->nodes[e->child]) / s->nodes[e->child].weight_sum;
     }
     return -2.0f;
 }
@@ -103,17 +104,23 @@ double search_t_quantile(double z, int df) {
 }
 
 float search_lcb(float z, int32_t visits, float value_sum, float value_sq) {
-    if (visits < 2) return -1e6f + (float)(visits > 0 ? visits : 0);
-    float n = (float)visits;
-    float q = value_sum / n;
-    float var = (value_sq - n * q * q) / (n - 1.0f);  /* sample variance */
+    return search_lcb_weighted(z, visits, (float)visits, value_sum, value_sq);
+}
+
+float search_lcb_weighted(float z, int32_t visits, float weight_sum, float value_sum, float value_sq) {
+    if (visits < 2 || !(weight_sum > 0.0f)) return -1e6f + (float)(visits > 0 ? visits : 0);
+    float n = (float)visits, w = weight_sum;
+    float q = value_sum / w;
+    /* sample variance: (sum of squares / w - q^2) * n / (n - 1), written so that it is exactly
+     * (value_sq - n q^2) / (n - 1) when w = n */
+    float var = (value_sq - w * q * q) / (w - w / n);
     if (var < 1e-4f) var = 1e-4f;
     return q - (float)search_t_quantile(z, visits - 1) * sqrtf(var / n);
 }
 
 static float node_lcb(const search_t *s, const node_t *c) {
     if (!c) return -1e6f;
-    return search_lcb(s->p.lcb_z, c->visits, c->value_sum, c->value_sq);
+    return search_lcb_weighted(s->p.lcb_z, c->visits, c->weight_sum, c->value_sum, c->value_sq);
 }
 
 /* The bound the move choice compares: on values, or with lcb_utility on value plus score
@@ -122,7 +129,7 @@ static float node_lcb(const search_t *s, const node_t *c) {
 static float choice_lcb(const search_t *s, const node_t *c) {
     float l = node_lcb(s, c);
     if (s->p.lcb_utility == 0.0f || !c || c->visits < 2) return l;
-    return l + c->util_sum / (float)c->visits;
+    return l + c->util_sum / c->weight_sum;
 }
 
 static int compact_of(const search_t *s, int v) { return board_to_compact(&s->game->board, v); }
@@ -145,7 +152,7 @@ int search_root_children(const search_t *s, int32_t *moves, int32_t *visits, flo
         const node_t *c = edge_node(s, e);
         moves[i] = compact_of(s, e->move);
         visits[i] = c ? c->visits : 0;
-        q[i] = (c && c->visits) ? c->value_sum / (float)c->visits : 0.0f;
+        q[i] = (c && c->visits) ? c->value_sum / c->weight_sum : 0.0f;
         prior[i] = e->prior;
         lcb[i] = node_lcb(s, c);
     }
@@ -234,6 +241,7 @@ int64_t search_check(const search_t *s) {
         const node_t *n = &s->nodes[i];
         if (n->in_flight < 0 || (!pending && n->in_flight != 0)) return -(i + 1);
         if (n->state == NODE_PENDING && !pending) return -(i + 1);
+        if (n->visits > 0 && !(n->weight_sum > 0.0f)) return -(i + 1);
     }
     /* Visits add up below the root: an expanded node's visits are its own evaluation plus its
      * children's (terminal nodes and re-evaluations at the memory cap excepted). */

@@ -88,6 +88,10 @@ class RawOutput:
     policy: np.ndarray
     policy_pass: float
     ownership: np.ndarray
+    # short-term win/loss and score errors (kata-raw-nn prints them to 3 decimals; NaN when
+    # the oracle or the net does not report them)
+    wl_error: float = float("nan")
+    score_error: float = float("nan")
 
 
 class RawNN:
@@ -207,7 +211,9 @@ class KataGTP:
                 vals[parts[0]] = float(parts[1])
             i += 1
         return RawOutput(vals["whiteWin"], vals["whiteLoss"], vals["noResult"], vals["whiteLead"],
-                         vals["policy"], vals["policyPass"], vals["whiteOwnership"])
+                         vals["policy"], vals["policyPass"], vals["whiteOwnership"],
+                         vals.get("shorttermWinlossError", float("nan")),
+                         vals.get("shorttermScoreError", float("nan")))
 
     def close(self) -> None:
         try:
@@ -252,7 +258,10 @@ def ours(pos: Position, net) -> RawOutput:
     own = post["ownership"][0].double().numpy()
     if to_move == BLACK:
         win, loss, lead, own = loss, win, -lead, -own
-    return RawOutput(win, loss, float(post["no_result"][0]), lead, logits[:-1], float(logits[-1]), own)
+    nan = torch.tensor([float("nan")])
+    return RawOutput(win, loss, float(post["no_result"][0]), lead, logits[:-1], float(logits[-1]), own,
+                     float(post.get("shortterm_value_error", nan)[0]),
+                     float(post.get("shortterm_score_error", nan)[0]))
 
 
 def compare(pos: Position, theirs: RawOutput, mine: RawOutput) -> dict[str, float]:

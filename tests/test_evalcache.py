@@ -25,7 +25,8 @@ def test_hits_misses_repeats_and_gathered_outputs():
     cache.insert([5, 6, 7], 9, *outputs([5, 6, 7], 9))
     where, got = served(cache, [7, 8, 5], 9)
     assert (where.hits, where.misses) == ([0, 2], [1])
-    policy, value, ownership, score = got
+    policy, value, ownership, score, uncertainty = got
+    assert uncertainty is None                       # no errors inserted: none kept
     assert policy.shape == (2, 82) and ownership.shape == (2, 81)
     assert value.tolist() == [7, 5] and score.tolist() == [7, 5]
     assert (policy[0] == 7).all() and (ownership[1] == 5).all()
@@ -70,3 +71,14 @@ def test_outputs_without_ownership_and_a_model_change():
 def test_capacity_must_be_positive():
     with pytest.raises(ValueError, match="capacity"):
         EvalCache(0)
+
+
+def test_short_term_errors_are_kept_beside_the_outputs():
+    cache = EvalCache(4)
+    errors = np.array([[0.1, 2.0], [0.3, 4.0]], np.float32)
+    cache.insert([1, 2], 9, *outputs([1, 2], 9), errors)
+    _, got = served(cache, [2, 1], 9)
+    np.testing.assert_array_equal(got[4], errors[[1, 0]])
+    cache.insert([3], 9, *outputs([3], 9))              # a model without errors: the size restarts
+    where, got = served(cache, [1, 3], 9)
+    assert where.misses == [0] and got[4] is None

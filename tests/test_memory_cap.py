@@ -37,7 +37,7 @@ def test_inproc_spec_takes_a_cap():
 
 
 def test_engine_cap_holds_with_the_score_sums():
-    """A node carries the score utility's sums beside win/loss (56 bytes with the value-bias fields); the engine's
+    """A node carries the score utility's sums beside win/loss (64 bytes with the value-bias and playout-weight fields); the engine's
     --max-memory cap (EngineConfig.search.max_memory) still bounds the tree with the score
     utility and the scaled exploration on."""
     import io
@@ -47,7 +47,7 @@ def test_engine_cap_holds_with_the_score_sums():
     from engine.core import EDGE_BYTES, NODE_BYTES
     from engine.gtp import EngineConfig, GTPEngine
 
-    assert NODE_BYTES == 56
+    assert NODE_BYTES == 64
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
     eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=5, visits=1500, seed=1, quiet=True,
                                                               search=SearchParams(max_memory=cap)),

@@ -252,7 +252,7 @@ def test_variance_scaled_cpuct_picks_the_child_computed_by_hand():
 
 
 def test_node_size_and_the_memory_cap_with_the_score_sums():
-    assert NODE_BYTES == 56 and EDGE_BYTES == 12
+    assert NODE_BYTES == 64 and EDGE_BYTES == 12
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
     tree = Search(Game(SIZE), SearchParams(max_memory=cap, static_score_utility=0.3,
                                            dynamic_score_utility=0.3, cpuct_stdev_scale=0.85,

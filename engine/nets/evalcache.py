@@ -4,7 +4,9 @@ Entries are keyed by (position key, board size), packed in one int: ``key << 6 |
 outputs of each board size live in preallocated numpy arrays (grown by doubling up to the
 capacity), and an OrderedDict maps each key to its row, least recently used first.  So a batch
 is served with one gather per output rather than one small array per position, and a new entry
-is one row written, not four arrays made: the cost per position is a dictionary look-up.
+is one row written, not five arrays made: the cost per position is a dictionary look-up.  The
+outputs are policy, value, ownership and score (the last two together, or neither) and the
+short-term errors [2] of the nets that have them (KataGo's, model version >= 9).
 
 Not thread-safe: :class:`engine.nets.evaluator.TorchEvaluator` holds its lock around every call.
 """
@@ -30,14 +32,15 @@ class Lookup(NamedTuple):
 class _Store:
     """The output arrays of one board size, rows handed out in order and reused when freed."""
 
-    def __init__(self, size: int, aux: bool):
-        self.size, self.aux = size, aux
+    def __init__(self, size: int, aux: bool, errors: bool = False):
+        self.size, self.aux, self.errors = size, aux, errors
         self.used = 0
         self.free: list[int] = []
         self.policy = np.zeros((0, size * size + 1), np.float32)
         self.value = np.zeros(0, np.float32)
         self.ownership = np.zeros((0, size * size), np.float32) if aux else None
         self.score = np.zeros(0, np.float32) if aux else None
+        self.uncertainty = np.zeros((0, 2), np.float32) if errors else None
 
     def take(self, capacity: int) -> int:
         """A free row, growing the arrays (doubling, at most ``capacity`` rows) when none is."""
@@ -50,6 +53,8 @@ class _Store:
             if self.aux:
                 self.ownership = _grow(self.ownership, grown)
                 self.score = _grow(self.score, grown)
+            if self.errors:
+                self.uncertainty = _grow(self.uncertainty, grown)
         self.used += 1
         return self.used - 1
 
@@ -111,28 +116,32 @@ class EvalCache:
         return Lookup(hits, misses, repeats, repeat_of), hit_rows
 
     def gather(self, size: int, rows: list[int]) -> tuple[np.ndarray, ...] | None:
-        """Policy, value, ownership and score (the last two None without them) of cache
-        ``rows`` of board ``size``, as new arrays; None when the size has no entries."""
+        """Policy, value, ownership, score and short-term errors (None where the model has
+        none) of cache ``rows`` of board ``size``, as new arrays; None when the size has no
+        entries."""
         store = self._stores.get(size)
         if store is None:
             return None
         idx = np.asarray(rows, np.int64)
         aux = store.aux
         return (store.policy[idx], store.value[idx], store.ownership[idx] if aux else None,  # type: ignore[index]
-                store.score[idx] if aux else None)  # type: ignore[index]
+                store.score[idx] if aux else None,  # type: ignore[index]
+                store.uncertainty[idx] if store.errors else None)  # type: ignore[index]
 
     def insert(self, keys: list[int], size: int, policy: np.ndarray, value: np.ndarray,
-               ownership: np.ndarray | None, score: np.ndarray | None) -> None:
+               ownership: np.ndarray | None, score: np.ndarray | None,
+               uncertainty: np.ndarray | None = None) -> None:
         """Adds the outputs of ``keys`` (row i of each array for keys[i]), new keys only,
         evicting the least recently used entries beyond the capacity."""
         _check_size(size)
         aux = ownership is not None and score is not None
+        errors = uncertainty is not None
         store = self._stores.get(size)
-        if store is None or store.aux != aux:
+        if store is None or store.aux != aux or store.errors != errors:
             if store is not None:           # another model's outputs: forget that size
                 for ck in [ck for ck in self._rows if ck & 63 == size]:
                     del self._rows[ck]
-            store = self._stores[size] = _Store(size, aux)
+            store = self._stores[size] = _Store(size, aux, errors)
         rows = self._rows
         start = max(0, len(keys) - self.capacity)   # earlier ones would be evicted by later ones
         picked: list[int] = []
@@ -159,3 +168,5 @@ class EvalCache:
         if aux:
             store.ownership[dst] = ownership[src]  # type: ignore[index]
             store.score[dst] = score[src]  # type: ignore[index]
+        if errors:
+            store.uncertainty[dst] = uncertainty[src]  # type: ignore[index]

@@ -7,7 +7,10 @@ board size per call) and the result holds, per position, from the side to move:
 - ``policy``    np.float32 [B, N*N+1]: LOGITS, point ``row * N + col`` then PASS last;
 - ``value``     np.float32 [B] in [-1, 1];
 - ``ownership`` np.float32 [B, N*N] in [-1, 1] (+1 = side to move owns the point), or None;
-- ``score``     np.float32 [B]: score lead of the side to move in points, or None.
+- ``score``     np.float32 [B]: score lead of the side to move in points, or None;
+- ``uncertainty`` np.float32 [B, 2]: the net's short-term win/loss error and score error
+  (points), or None for nets without those heads (ours, Leela Zero's, KataGo's before model
+  version 9); the search weighs its playouts by them when asked (``use_uncertainty``).
 
 Implementations:
 
@@ -48,6 +51,7 @@ class Evaluation(NamedTuple):
     value: np.ndarray
     ownership: np.ndarray | None
     score: np.ndarray | None
+    uncertainty: np.ndarray | None = None
 
 
 class Evaluator(Protocol):
@@ -204,7 +208,8 @@ class TorchEvaluator:
 
     Args:
         model: a ``GoNet`` (or any module with ``feature_set``/``in_planes`` whose forward returns
-            ``(policy, value)`` or ``(policy, value, ownership, score)``). It is copied, never
+            ``(policy, value)``, ``(policy, value, ownership, score)`` or that and the
+            short-term errors [B, 2] or None, as a KataGo net's ``KataOutput``). It is copied, never
             modified; a ``GoNet`` copy gets its batch norms folded into the convolutions.
         device: "cpu", "cuda", "cuda:1", ...; None = CUDA if available, else CPU.
         dtype: compute dtype under autocast: None = bf16 (or fp16) on CUDA, fp32 on CPU; "bf16"
@@ -293,7 +298,7 @@ class TorchEvaluator:
 
     def _infer(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """One forward pass on device tensor ``x`` [B, P, N, N]; returns float32 device tensors
-        (policy, value, ownership or None, score or None)."""
+        (policy, value, ownership or None, score or None, short-term errors or None)."""
         if self._graphs is not None:
             out = self._graphs(x)
         else:
@@ -301,16 +306,18 @@ class TorchEvaluator:
                 x = x.contiguous(memory_format=torch.channels_last)
             with torch.inference_mode(), self._autocast():
                 out = self.model(x)
-        if not isinstance(out, (tuple, list)) or len(out) not in (2, 4):
-            raise TypeError("model must return (policy, value) or (policy, value, ownership, score)")
+        if not isinstance(out, (tuple, list)) or len(out) not in (2, 4, 5):
+            raise TypeError("model must return (policy, value), (policy, value, ownership, score) "
+                            "or (policy, value, ownership, score, uncertainty)")
         policy, value = out[0].float(), out[1].float().reshape(-1)
-        ownership = out[2].float() if len(out) == 4 and out[2] is not None else None
-        score = out[3].float().reshape(-1) if len(out) == 4 and out[3] is not None else None
+        ownership = out[2].float() if len(out) >= 4 and out[2] is not None else None
+        score = out[3].float().reshape(-1) if len(out) >= 4 and out[3] is not None else None
+        errors = out[4].float().reshape(-1, 2) if len(out) == 5 and out[4] is not None else None
         with self._lock:
             self.positions_evaluated += x.shape[0]
         if self._net_config is not None:
             flops.COUNTER.add(x.shape[0] * flops.forward_flops(self._net_config, x.shape[-1]))
-        return policy, value, ownership, score
+        return policy, value, ownership, score, errors
 
     def _infer_chunked(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if self.max_batch is None or x.shape[0] <= self.max_batch:
@@ -326,7 +333,7 @@ class TorchEvaluator:
             x = x.pin_memory().to(self.device, non_blocking=True)
         if self.symmetries == "all":
             stacked = torch.cat([symmetry.apply_symmetry(x, k) for k in range(symmetry.NUM_SYMMETRIES)])
-            policy, value, ownership, score = self._infer_chunked(stacked)
+            policy, value, ownership, score, errors = self._infer_chunked(stacked)
             logp = torch.stack(
                 [
                     symmetry.inverse_policy_symmetry(F.log_softmax(policy[k * b : (k + 1) * b], dim=1), k)
@@ -344,22 +351,24 @@ class TorchEvaluator:
                 ).mean(0)
             if score is not None:
                 score = score.reshape(symmetry.NUM_SYMMETRIES, b).mean(0)
+            if errors is not None:   # per position, not per point: the mean, as KataGo averages
+                errors = errors.reshape(symmetry.NUM_SYMMETRIES, b, 2).mean(0)
         elif self.symmetries == "random":
             with self._lock:
                 ks = self._rng.integers(0, symmetry.NUM_SYMMETRIES, size=b)
             inverse = np.asarray(symmetry.INVERSE)[ks]
             n = x.shape[-1]
-            policy, value, ownership, score = self._infer_chunked(_gather_points(x, ks, n, False))
+            policy, value, ownership, score, errors = self._infer_chunked(_gather_points(x, ks, n, False))
             policy = _gather_points(policy, inverse, n, policy.shape[-1] == n * n + 1)
             if ownership is not None:
                 ownership = _gather_points(ownership, inverse, n, False)
         else:
-            policy, value, ownership, score = self._infer_chunked(x)
+            policy, value, ownership, score, errors = self._infer_chunked(x)
 
         def host(t: torch.Tensor | None) -> np.ndarray | None:
             return None if t is None else t.detach().to("cpu", torch.float32).numpy()
 
-        out = Evaluation(host(policy), host(value), host(ownership), host(score))
+        out = Evaluation(host(policy), host(value), host(ownership), host(score), host(errors))
         if not (np.isfinite(out.value).all() and np.isfinite(out.policy).all()):
             bad = ~(np.isfinite(out.value).reshape(b, -1).all(1) & np.isfinite(out.policy).reshape(b, -1).all(1))
             raise NetworkOutputError(
@@ -409,7 +418,8 @@ class TorchEvaluator:
         has_aux = model[2] is not None and model[3] is not None  # a property of the model
         out = Evaluation(np.empty((b, n * n + 1), np.float32), np.empty(b, np.float32),
                          np.empty((b, n * n), np.float32) if has_aux else None,
-                         np.empty(b, np.float32) if has_aux else None)
+                         np.empty(b, np.float32) if has_aux else None,
+                         np.empty((b, 2), np.float32) if model[4] is not None else None)
         for rows, src in parts:
             if src is None or not rows:
                 continue

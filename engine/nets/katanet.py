@@ -21,11 +21,14 @@ Semantics reproduced from KataGo (``cpp/neuralnet/eigenbackend.cpp``, ``nneval.c
 * outputs: policy channel 0 (no optimism) over the points, then pass; value = P(win) -
   P(loss) of the softmax of (win, loss, no-result) logits, no-result suppressed (logit - 1e5)
   under a non-simple ko rule with area scoring; score lead = lead output * lead multiplier *
-  (1 - P(no result)); ownership = tanh of the ownership output.  All from the side to move.
+  (1 - P(no result)); ownership = tanh of the ownership output; short-term win/loss and score
+  errors (model version >= 9) from the last two score channels: softplus (x 10 for the score,
+  version 9), sqrt(softplus * multiplier) (versions 10-13), softplus(x / 2) * sqrt(multiplier)
+  (version >= 14).  All from the side to move.
 
 ``forward`` returns :class:`KataOutput` ``(policy [B, N*N+1] logits, value [B], ownership
-[B, N*N], score [B])`` like this project's nets; ``forward_raw`` returns every output KataGo
-reports (see its docstring).
+[B, N*N], score [B], uncertainty [B, 2] or None)`` like this project's nets (which have no
+uncertainty); ``forward_raw`` returns every output KataGo reports (see its docstring).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ class KataOutput(NamedTuple):
     value: torch.Tensor      # [B] P(win) - P(loss), side to move
     ownership: torch.Tensor  # [B, N*N] in [-1, 1], +1 = side to move
     score: torch.Tensor      # [B] score lead of the side to move, points
+    # [B, 2] short-term win/loss error and score error (points), >= 0; None before version 9
+    uncertainty: torch.Tensor | None = None
 
 
 def _t(a: np.ndarray) -> torch.Tensor:
@@ -487,7 +492,8 @@ class KataNet(nn.Module):
     def postprocess_raw(self, raw: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """KataGo's post-processing (nneval.cpp) of :meth:`forward_raw`'s outputs, side to move:
         ``win``, ``loss``, ``no_result`` probabilities, ``lead``, ``score_mean``,
-        ``score_stdev``, ``ownership`` (tanh), ``policy_logits`` [B, N*N+1]."""
+        ``score_stdev``, ``ownership`` (tanh), ``policy_logits`` [B, N*N+1], and for model
+        versions >= 9 ``shortterm_value_error`` and ``shortterm_score_error`` (points)."""
         glob = raw["global"]
         logits = raw["value"].double()
         # KataGo suppresses "no result" unless the ko rule is simple (or scoring is territory).
@@ -504,12 +510,30 @@ class KataNet(nn.Module):
         mean = score[:, 0] * pp["score_mean"] * (1.0 - no_result)
         stdev = F.softplus(score[:, 1], threshold=40.0) * pp["score_stdev"]
         logits_policy = torch.cat([raw["policy"][:, 0], raw["policy_pass"][:, 0:1]], dim=1)
-        return {"win": probs[:, 0], "loss": probs[:, 1], "no_result": no_result, "lead": lead,
-                "score_mean": mean, "score_stdev": stdev, "ownership": torch.tanh(raw["ownership"]),
-                "policy_logits": logits_policy}
+        out = {"win": probs[:, 0], "loss": probs[:, 1], "no_result": no_result, "lead": lead,
+               "score_mean": mean, "score_stdev": stdev, "ownership": torch.tanh(raw["ownership"]),
+               "policy_logits": logits_policy}
+        if self.version >= 9 and score.shape[1] >= 6:
+            out["shortterm_value_error"], out["shortterm_score_error"] = self._shortterm_errors(score)
+        return out
+
+    def _shortterm_errors(self, score: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """KataGo's short-term win/loss and score errors from score channels 4 and 5."""
+        pp = self.postprocess
+        wl, sc = score[:, 4], score[:, 5]
+        if self.version >= 14:
+            return (F.softplus(wl * 0.5, threshold=40.0) * math.sqrt(pp["shortterm_value_error"]),
+                    F.softplus(sc * 0.5, threshold=40.0) * math.sqrt(pp["shortterm_score_error"]))
+        if self.version >= 10:
+            return (torch.sqrt(F.softplus(wl, threshold=40.0) * pp["shortterm_value_error"]),
+                    torch.sqrt(F.softplus(sc, threshold=40.0) * pp["shortterm_score_error"]))
+        return F.softplus(wl, threshold=40.0), F.softplus(sc, threshold=40.0) * 10.0
 
     def forward(self, x: torch.Tensor) -> KataOutput:
         """Evaluate ``x`` [B, 41, N, N]; see the module docstring. ValueError on a bad shape."""
         out = self.postprocess_raw(self.forward_raw(x))
+        errors = None
+        if "shortterm_value_error" in out:
+            errors = torch.stack([out["shortterm_value_error"], out["shortterm_score_error"]], dim=1).float()
         return KataOutput(out["policy_logits"].float(), (out["win"] - out["loss"]).float(),
-                          out["ownership"].float(), out["lead"].float())
+                          out["ownership"].float(), out["lead"].float(), errors)

@@ -125,7 +125,7 @@ class Player:
             except BaseException:
                 tree.cancel()
                 raise
-            tree.backup(ev.policy, ev.value, scores=ev.score)
+            tree.backup(ev.policy, ev.value, scores=ev.score, uncertainty=getattr(ev, "uncertainty", None))
         return n
 
     def search(self, game: Game, visits: int | None = None, seconds: float | None = None,
@@ -226,7 +226,8 @@ class Player:
                         return
                     ev = self.evaluator.evaluate(planes[:n], keys=keys[:n])
                     with cond:
-                        tree.backup(ev.policy, ev.value, slot, scores=ev.score)
+                        tree.backup(ev.policy, ev.value, slot, scores=ev.score,
+                                    uncertainty=getattr(ev, "uncertainty", None))
                         st["evals"] += n
                         cond.notify_all()
                         if callback is not None and not st["finished"]:

@@ -17,11 +17,18 @@ our name                        KataGo's name                   range
 ``subtree_bias_factor``         ``subtreeValueBiasFactor``      0 .. 1
 ``subtree_bias_free_prop``      ``subtreeValueBiasFreeProp``    0 .. 1
 ``subtree_bias_weight_exponent`` ``subtreeValueBiasWeightExponent`` 0 .. 1
+``use_uncertainty``             ``useUncertainty``              0 .. 1 (nonzero: on)
+``uncertainty_coeff``           ``uncertaintyCoeff``            0.0001 .. 1
+``uncertainty_exponent``        ``uncertaintyExponent``         0 .. 2
+``uncertainty_max_weight``      ``uncertaintyMaxWeight``        1 .. 100
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ==============================  ==============================  ===========
 
-The ranges are KataGo's.  The score utility needs a net with a score head (ours and KataGo's
-have one); without it the search backs up values only and the score options change nothing.
+The ranges are KataGo's; the switches also take ``true`` and ``false``.  The score utility
+needs a net with a score head (ours and KataGo's have one); without it the search backs up
+values only and the score options change nothing.  Uncertainty-weighted playouts need a net
+with short-term error heads (KataGo's, model version >= 9); with any other net every playout
+weighs 1 and the uncertainty options change nothing.
 """
 from __future__ import annotations
 
@@ -43,6 +50,10 @@ KATAGO_NAMES = {
     "subtree_bias_factor": "subtreeValueBiasFactor",
     "subtree_bias_free_prop": "subtreeValueBiasFreeProp",
     "subtree_bias_weight_exponent": "subtreeValueBiasWeightExponent",
+    "use_uncertainty": "useUncertainty",
+    "uncertainty_coeff": "uncertaintyCoeff",
+    "uncertainty_exponent": "uncertaintyExponent",
+    "uncertainty_max_weight": "uncertaintyMaxWeight",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
 OPTIONS = (*KATAGO_NAMES, "lcb_utility")
@@ -58,6 +69,10 @@ RANGES = {
     "subtree_bias_factor": (0.0, 1.0),
     "subtree_bias_free_prop": (0.0, 1.0),
     "subtree_bias_weight_exponent": (0.0, 1.0),
+    "use_uncertainty": (0.0, 1.0),
+    "uncertainty_coeff": (0.0001, 1.0),
+    "uncertainty_exponent": (0.0, 2.0),
+    "uncertainty_max_weight": (1.0, 100.0),
     "lcb_utility": (0.0, 1.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
@@ -81,6 +96,8 @@ def option_value(name: str, text: str | float) -> tuple[str, float]:
     number in the option's range."""
     field = option_field(name)
     lo, hi = RANGES[field]
+    if isinstance(text, str) and text.strip().lower() in ("true", "false"):
+        text = 1.0 if text.strip().lower() == "true" else 0.0   # KataGo's booleans
     try:
         value = float(text)
     except (TypeError, ValueError):

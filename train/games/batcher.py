@@ -236,20 +236,24 @@ class Batcher:
         return at
 
     def _backup_parts(self, trees: list[Search], counts: np.ndarray, policy: np.ndarray,
-                      value: np.ndarray, score: np.ndarray | None = None) -> None:
+                      value: np.ndarray, score: np.ndarray | None = None,
+                      uncertainty: np.ndarray | None = None) -> None:
         parts = self._parts(len(trees))
         if len(parts) == 1 or self._search_pool is None:
-            backup_many(trees, counts, policy, value, score)
+            backup_many(trees, counts, policy, value, score, uncertainty)
             return
         policy = np.ascontiguousarray(policy, dtype=np.float32)
         value = np.ascontiguousarray(value, dtype=np.float32)
         if score is not None:
             score = np.ascontiguousarray(score, dtype=np.float32)
+        if uncertainty is not None:
+            uncertainty = np.ascontiguousarray(uncertainty, dtype=np.float32)
         start = np.concatenate([[0], np.cumsum(counts)]).tolist()
 
         def one(a: int, b: int) -> None:
             backup_many(trees[a:b], counts[a:b], policy[start[a]:], value[start[a]:],
-                        None if score is None else score[start[a]:])
+                        None if score is None else score[start[a]:],
+                        None if uncertainty is None else uncertainty[start[a]:])
 
         futures = [self._search_pool.submit(one, a, b) for a, b in parts[1:]]
         one(*parts[0])
@@ -262,7 +266,8 @@ class Batcher:
         if result is not None:
             out, net_seconds = result
             t0 = self.clock()
-            self._backup_parts(flight.trees, flight.counts, out.policy, out.value, out.score)
+            self._backup_parts(flight.trees, flight.counts, out.policy, out.value, out.score,
+                               getattr(out, "uncertainty", None))
             stats.search_seconds += self.clock() - t0
             stats.net_seconds += net_seconds
             stats.forward_passes += 1
