@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine.native import ffi, lib
-from engine.searchbatch import _errors_or_null, _floats_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
+from engine.searchbatch import _errors_or_null, _floats_or_null, _policy_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules, format_result
 
@@ -390,6 +390,8 @@ class SearchParams:
     uncertainty_coeff: float = _SEARCH_DEFAULTS["uncertainty_coeff"]
     uncertainty_exponent: float = _SEARCH_DEFAULTS["uncertainty_exponent"]
     uncertainty_max_weight: float = _SEARCH_DEFAULTS["uncertainty_max_weight"]
+    policy_optimism: float = _SEARCH_DEFAULTS["policy_optimism"]
+    root_policy_optimism: float = _SEARCH_DEFAULTS["root_policy_optimism"]
 
     def _c(self):
         p = ffi.new("search_params_t *")
@@ -594,11 +596,13 @@ class Search:
         return n
 
     def backup(self, policy: np.ndarray, values: np.ndarray, slot: int = 0,
-               scores: np.ndarray | None = None, uncertainty: np.ndarray | None = None) -> None:
+               scores: np.ndarray | None = None, uncertainty: np.ndarray | None = None,
+               policy_opt: np.ndarray | None = None) -> None:
         """Backs up the network's policy logits, values and score leads (side to move, points;
         None without a score head: no score utility) of the leaves pending in ``slot``, and its
         short-term errors ``uncertainty`` [n, 2] (win/loss error, score error in points; None
-        for nets without them: every playout weighs 1)."""
+        for nets without them: every playout weighs 1), and ``policy_opt`` [n, N*N+1] the logits
+        of an optimistic policy head (None: none; blended in by ``params.policy_optimism``)."""
         n = self._pending[slot]
         policy = np.ascontiguousarray(policy[:n], dtype=np.float32)
         values = np.ascontiguousarray(values[:n], dtype=np.float32)
@@ -609,7 +613,8 @@ class Search:
                 raise ValueError(f"{name} must have shape ({n},)")
         if lib.search_backup_slot(self._ptr, int(slot), ffi.from_buffer("float[]", policy),
                                   ffi.from_buffer("float[]", values), _floats_or_null(scores, n),
-                                  _errors_or_null(uncertainty, n), n) != 0:
+                                  _errors_or_null(uncertainty, n),
+                                  _policy_or_null(policy_opt, n, self.size * self.size + 1), n) != 0:
             raise RuntimeError("backup does not match the pending leaves")
         self._pending[slot] = 0
 

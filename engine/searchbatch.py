@@ -54,6 +54,17 @@ def _errors_or_null(a: np.ndarray | None, n: int):
     return ffi.from_buffer("float[]", errors)
 
 
+def _policy_or_null(a: np.ndarray | None, n: int, points: int):
+    """A C float buffer of optimistic policy logits ``a[:n]`` ([n, points]), or NULL;
+    ValueError for another shape."""
+    if a is None:
+        return ffi.NULL
+    logits = np.ascontiguousarray(np.asarray(a)[:n], np.float32)
+    if logits.shape != (n, points):
+        raise ValueError(f"policy_opt must have shape ({n}, {points}), got {logits.shape}")
+    return ffi.from_buffer("float[]", logits)
+
+
 def _pool_geometry(searches: Sequence[Any]) -> tuple[int, int]:
     """(board size, planes) shared by every search of a pool; ValueError when they differ."""
     first = searches[0]
@@ -94,14 +105,15 @@ def collect_many(searches: Sequence[Any], per_search: int, planes: np.ndarray,
 
 def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
                 values: np.ndarray, scores: np.ndarray | None = None,
-                uncertainty: np.ndarray | None = None) -> None:
+                uncertainty: np.ndarray | None = None, policy_opt: np.ndarray | None = None) -> None:
     """Backs up one batch's results into the searches collected by :func:`collect_many`.
 
     ``counts`` are the leaves pending in each search (as collect_many returned them);
     ``policy`` holds logits [>= sum(counts), N*N+1] and ``values`` [>= sum(counts)], rows in
     collection order; ``scores`` [>= sum(counts)] the score leads, or None; ``uncertainty``
     [>= sum(counts), 2] the net's short-term win/loss and score errors (the playouts' weights
-    when the searches use them), or None.  ValueError, before C reads anything, when the
+    when the searches use them), or None; ``policy_opt`` [>= sum(counts), N*N+1] the logits of
+    an optimistic policy head (blended in by ``policy_optimism``), or None.  ValueError, before C reads anything, when the
     counts do not match the pending leaves or a buffer is too small or of the wrong shape."""
     if not searches:
         return
@@ -125,7 +137,8 @@ def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
     ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
     if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values),
-                              _floats_or_null(scores, total), _errors_or_null(uncertainty, total)) != 0:
+                              _floats_or_null(scores, total), _errors_or_null(uncertainty, total),
+                              _policy_or_null(policy_opt, total, size * size + 1)) != 0:
         raise RuntimeError("backup does not match the pending leaves")
     for s in searches:
         s._pending[0] = 0

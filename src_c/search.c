@@ -39,6 +39,8 @@ void search_default_params(search_params_t *p) {
     p->subtree_bias_free_prop = 0.8f;
     p->subtree_bias_weight_exponent = 0.85f;
     p->lcb_utility = 0.0f;
+    p->policy_optimism = 0.0f;        /* KataGo's GTP default: 1.0 */
+    p->root_policy_optimism = 0.0f;   /* KataGo's GTP default: 0.2 */
     p->use_uncertainty = 0.0f;        /* KataGo's GTP default: on */
     p->uncertainty_coeff = 0.25f;
     p->uncertainty_exponent = 1.0f;
@@ -556,7 +558,7 @@ int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys) {
 }
 
 int search_backup_slot(search_t *s, int slot, const float *policy, const float *values,
-                       const float *scores, const float *uncertainty, int n) {
+                       const float *scores, const float *uncertainty, const float *policy_opt, int n) {
     if (slot < 0 || slot >= s->nslots) return -1;
     pending_t *q = &s->slot[slot];
     if (n != q->npending) return -1;
@@ -576,6 +578,9 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         int len = q->len[i];
         node_t *leaf = &s->nodes[path[len - 1]];
         const float *logits = policy + (size_t)i * stride;
+        const float *opt = policy_opt ? policy_opt + (size_t)i * stride : NULL;
+        float optimism = len == 1 ? s->p.root_policy_optimism : s->p.policy_optimism;
+        if (optimism == 0.0f) opt = NULL;
         if (q->was[i] == NODE_EXPANDED) {
             leaf->state = NODE_EXPANDED;  /* re-evaluated at the memory cap: priors stay */
         } else if (leaf->edges >= 0) {
@@ -583,7 +588,10 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
             edge_t *e = &s->edges[leaf->edges];
             float mx = -1e30f, total = 0.0f;
             for (int k = 0; k < leaf->nedges; k++) {
-                float x = logits[board_to_compact(&s->game->board, e[k].move)] / pt;
+                int c = board_to_compact(&s->game->board, e[k].move);
+                float x = logits[c];
+                if (opt) x += (opt[c] - x) * optimism;
+                x /= pt;
                 /* A broken network: NaN and -inf weigh nothing, +inf as much as the best. */
                 if (!(x >= -1e30f)) x = -1e30f;
                 if (x > 1e30f) x = 1e30f;
@@ -624,8 +632,8 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
 }
 
 int search_backup(search_t *s, const float *policy, const float *values, const float *scores,
-                  const float *uncertainty, int n) {
-    return search_backup_slot(s, 0, policy, values, scores, uncertainty, n);
+                  const float *uncertainty, const float *policy_opt, int n) {
+    return search_backup_slot(s, 0, policy, values, scores, uncertainty, policy_opt, n);
 }
 
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
@@ -642,13 +650,16 @@ int search_collect_many(search_t **ss, int n, int per_search, float *planes, uin
 }
 
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
-                       const float *values, const float *scores, const float *uncertainty) {
+                       const float *values, const float *scores, const float *uncertainty,
+                       const float *policy_opt) {
     int offset = 0;
     for (int i = 0; i < n; i++) {
         search_t *s = ss[i];
         if (search_backup(s, policy + (size_t)offset * (size_t)(s->area + 1), values + offset,
                           scores ? scores + offset : NULL,
-                          uncertainty ? uncertainty + 2 * (size_t)offset : NULL, counts[i]) != 0)
+                          uncertainty ? uncertainty + 2 * (size_t)offset : NULL,
+                          policy_opt ? policy_opt + (size_t)offset * (size_t)(s->area + 1) : NULL,
+                          counts[i]) != 0)
             return -1;
         offset += counts[i];
     }

@@ -70,6 +70,11 @@ typedef struct {
     /* Nonzero: the LCB move choice reads value plus score utility (and value-bias correction),
      * as KataGo's does; 0: value alone. */
     float lcb_utility;
+    /* KataGo's policy optimism (policyOptimism, rootPolicyOptimism): with nets that have an
+     * optimistic policy head, the logits are blended toward it by this share below the root and
+     * at the root (KataGo's GTP: 1.0 and 0.2); 0 and 0: the plain policy. */
+    float policy_optimism;
+    float root_policy_optimism;
     /* Uncertainty-weighted playouts (KataGo's useUncertainty, uncertaintyCoeff,
      * uncertaintyExponent, uncertaintyMaxWeight): a leaf whose net reports a short-term
      * win/loss error e_v and score error e_s counts with the weight
@@ -178,15 +183,18 @@ int search_collect_slot(search_t *s, int slot, int max_leaves, float *planes, ui
  * every weight 1) of the n leaves pending in the slot, in collection order.  Returns 0, or -1
  * if n does not match.  A broken network's outputs are tamed: NaN or -inf logits get no prior,
  * +inf ones the most; values are clamped to -1..1, scores to +-2 N*N, a NaN value or score
- * counts as 0, a NaN error gives weight 1 and errors are clamped to 0..1e4. */
+ * counts as 0, a NaN error gives weight 1 and errors are clamped to 0..1e4.  policy_opt
+ * [n][N*N+1] (NULL: none) are the logits of an optimistic policy head (KataGo's second policy
+ * channel): a leaf's logits are then policy + (policy_opt - policy) * optimism, optimism being
+ * root_policy_optimism for the root and policy_optimism below it. */
 int search_backup_slot(search_t *s, int slot, const float *policy, const float *values,
-                       const float *scores, const float *uncertainty, int n);
+                       const float *scores, const float *uncertainty, const float *policy_opt, int n);
 /* Withdraws the slot's pending leaves without evaluating them (virtual loss removed). */
 int search_cancel_slot(search_t *s, int slot);
 /* Slot 0 forms of collect and backup. */
 int search_collect(search_t *s, int max_leaves, float *planes, uint64_t *keys);
 int search_backup(search_t *s, const float *policy, const float *values, const float *scores,
-                  const float *uncertainty, int n);
+                  const float *uncertainty, const float *policy_opt, int n);
 /* Consistency check for tests: 0 when no node has negative in-flight descents, none is left
  * in flight or pending while no slot has leaves pending, and (below the memory cap) every
  * expanded node's visits are 1 + its children's and its in-flight count its children's;
@@ -196,10 +204,11 @@ int64_t search_check(const search_t *s);
  * counts[i] gets the leaves of search i.  Returns the total. */
 int search_collect_many(search_t **ss, int n, int per_search, float *planes, uint64_t *keys,
                         int32_t *counts);
-/* Pool form of search_backup; counts as returned by search_collect_many; scores and
- * uncertainty may be NULL. */
+/* Pool form of search_backup; counts as returned by search_collect_many; scores,
+ * uncertainty and policy_opt may be NULL. */
 int search_backup_many(search_t **ss, int n, const int32_t *counts, const float *policy,
-                       const float *values, const float *scores, const float *uncertainty);
+                       const float *values, const float *scores, const float *uncertainty,
+                       const float *policy_opt);
 /* Root visits (including the root's own evaluation). */
 int32_t search_root_visits(const search_t *s);
 /* Sum of the root's playout weights (its visits when every weight is 1). */

@@ -25,8 +25,8 @@ def test_hits_misses_repeats_and_gathered_outputs():
     cache.insert([5, 6, 7], 9, *outputs([5, 6, 7], 9))
     where, got = served(cache, [7, 8, 5], 9)
     assert (where.hits, where.misses) == ([0, 2], [1])
-    policy, value, ownership, score, uncertainty = got
-    assert uncertainty is None                       # no errors inserted: none kept
+    policy, value, ownership, score, uncertainty, policy_opt = got
+    assert uncertainty is None and policy_opt is None   # none inserted: none kept
     assert policy.shape == (2, 82) and ownership.shape == (2, 81)
     assert value.tolist() == [7, 5] and score.tolist() == [7, 5]
     assert (policy[0] == 7).all() and (ownership[1] == 5).all()
@@ -82,3 +82,15 @@ def test_short_term_errors_are_kept_beside_the_outputs():
     cache.insert([3], 9, *outputs([3], 9))              # a model without errors: the size restarts
     where, got = served(cache, [1, 3], 9)
     assert where.misses == [0] and got[4] is None
+
+
+def test_optimistic_policy_is_kept_beside_the_outputs():
+    cache = EvalCache(4)
+    opt = np.arange(2 * 82, dtype=np.float32).reshape(2, 82)
+    cache.insert([1, 2], 9, *outputs([1, 2], 9), None, opt)
+    _, got = served(cache, [2, 1], 9)
+    assert got[4] is None
+    np.testing.assert_array_equal(got[5], opt[[1, 0]])
+    cache.insert([3], 9, *outputs([3], 9))              # a model without it: the size restarts
+    where, got = served(cache, [1, 3], 9)
+    assert where.misses == [0] and got[5] is None

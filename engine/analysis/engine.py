@@ -300,12 +300,14 @@ class AnalysisEngine:
             if offset:
                 out = first.evaluator.evaluate(buf.planes[:offset], keys=buf.keys[:offset])
                 errors = getattr(out, "uncertainty", None)
+                opt = getattr(out, "policy_opt", None)
                 for group, counts, at, total in parts:
                     if total:
                         backup_many([j.tree for j in group], counts, out.policy[at:at + total],
                                     out.value[at:at + total],
                                     None if out.score is None else out.score[at:at + total],
-                                    None if errors is None else errors[at:at + total])
+                                    None if errors is None else errors[at:at + total],
+                                    None if opt is None else opt[at:at + total])
         except Exception as exc:      # a failing network call fails these turns, not the engine
             for group, counts, at, total in parts:
                 for job in group:

@@ -32,8 +32,8 @@ class Lookup(NamedTuple):
 class _Store:
     """The output arrays of one board size, rows handed out in order and reused when freed."""
 
-    def __init__(self, size: int, aux: bool, errors: bool = False):
-        self.size, self.aux, self.errors = size, aux, errors
+    def __init__(self, size: int, aux: bool, errors: bool = False, opt: bool = False):
+        self.size, self.aux, self.errors, self.opt = size, aux, errors, opt
         self.used = 0
         self.free: list[int] = []
         self.policy = np.zeros((0, size * size + 1), np.float32)
@@ -41,6 +41,7 @@ class _Store:
         self.ownership = np.zeros((0, size * size), np.float32) if aux else None
         self.score = np.zeros(0, np.float32) if aux else None
         self.uncertainty = np.zeros((0, 2), np.float32) if errors else None
+        self.policy_opt = np.zeros((0, size * size + 1), np.float32) if opt else None
 
     def take(self, capacity: int) -> int:
         """A free row, growing the arrays (doubling, at most ``capacity`` rows) when none is."""
@@ -55,6 +56,8 @@ class _Store:
                 self.score = _grow(self.score, grown)
             if self.errors:
                 self.uncertainty = _grow(self.uncertainty, grown)
+            if self.opt:
+                self.policy_opt = _grow(self.policy_opt, grown)
         self.used += 1
         return self.used - 1
 
@@ -126,22 +129,24 @@ class EvalCache:
         aux = store.aux
         return (store.policy[idx], store.value[idx], store.ownership[idx] if aux else None,  # type: ignore[index]
                 store.score[idx] if aux else None,  # type: ignore[index]
-                store.uncertainty[idx] if store.errors else None)  # type: ignore[index]
+                store.uncertainty[idx] if store.errors else None,  # type: ignore[index]
+                store.policy_opt[idx] if store.opt else None)  # type: ignore[index]
 
     def insert(self, keys: list[int], size: int, policy: np.ndarray, value: np.ndarray,
                ownership: np.ndarray | None, score: np.ndarray | None,
-               uncertainty: np.ndarray | None = None) -> None:
+               uncertainty: np.ndarray | None = None, policy_opt: np.ndarray | None = None) -> None:
         """Adds the outputs of ``keys`` (row i of each array for keys[i]), new keys only,
         evicting the least recently used entries beyond the capacity."""
         _check_size(size)
         aux = ownership is not None and score is not None
         errors = uncertainty is not None
+        opt = policy_opt is not None
         store = self._stores.get(size)
-        if store is None or store.aux != aux or store.errors != errors:
+        if store is None or store.aux != aux or store.errors != errors or store.opt != opt:
             if store is not None:           # another model's outputs: forget that size
                 for ck in [ck for ck in self._rows if ck & 63 == size]:
                     del self._rows[ck]
-            store = self._stores[size] = _Store(size, aux, errors)
+            store = self._stores[size] = _Store(size, aux, errors, opt)
         rows = self._rows
         start = max(0, len(keys) - self.capacity)   # earlier ones would be evicted by later ones
         picked: list[int] = []
@@ -170,3 +175,5 @@ class EvalCache:
             store.score[dst] = score[src]  # type: ignore[index]
         if errors:
             store.uncertainty[dst] = uncertainty[src]  # type: ignore[index]
+        if opt:
+            store.policy_opt[dst] = policy_opt[src]  # type: ignore[index]

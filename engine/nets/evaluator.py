@@ -10,7 +10,10 @@ board size per call) and the result holds, per position, from the side to move:
 - ``score``     np.float32 [B]: score lead of the side to move in points, or None;
 - ``uncertainty`` np.float32 [B, 2]: the net's short-term win/loss error and score error
   (points), or None for nets without those heads (ours, Leela Zero's, KataGo's before model
-  version 9); the search weighs its playouts by them when asked (``use_uncertainty``).
+  version 9); the search weighs its playouts by them when asked (``use_uncertainty``);
+- ``policy_opt`` np.float32 [B, N*N+1]: LOGITS of an optimistic policy head (KataGo's second
+  policy channel, model version >= 12), or None; the search blends it in when asked
+  (``policy_optimism``, ``root_policy_optimism``).
 
 Implementations:
 
@@ -52,6 +55,7 @@ class Evaluation(NamedTuple):
     ownership: np.ndarray | None
     score: np.ndarray | None
     uncertainty: np.ndarray | None = None
+    policy_opt: np.ndarray | None = None
 
 
 class Evaluator(Protocol):
@@ -306,18 +310,19 @@ class TorchEvaluator:
                 x = x.contiguous(memory_format=torch.channels_last)
             with torch.inference_mode(), self._autocast():
                 out = self.model(x)
-        if not isinstance(out, (tuple, list)) or len(out) not in (2, 4, 5):
+        if not isinstance(out, (tuple, list)) or len(out) not in (2, 4, 5, 6):
             raise TypeError("model must return (policy, value), (policy, value, ownership, score) "
                             "or (policy, value, ownership, score, uncertainty)")
         policy, value = out[0].float(), out[1].float().reshape(-1)
         ownership = out[2].float() if len(out) >= 4 and out[2] is not None else None
         score = out[3].float().reshape(-1) if len(out) >= 4 and out[3] is not None else None
-        errors = out[4].float().reshape(-1, 2) if len(out) == 5 and out[4] is not None else None
+        errors = out[4].float().reshape(-1, 2) if len(out) >= 5 and out[4] is not None else None
+        opt = out[5].float() if len(out) == 6 and out[5] is not None else None
         with self._lock:
             self.positions_evaluated += x.shape[0]
         if self._net_config is not None:
             flops.COUNTER.add(x.shape[0] * flops.forward_flops(self._net_config, x.shape[-1]))
-        return policy, value, ownership, score, errors
+        return policy, value, ownership, score, errors, opt
 
     def _infer_chunked(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if self.max_batch is None or x.shape[0] <= self.max_batch:
@@ -333,14 +338,20 @@ class TorchEvaluator:
             x = x.pin_memory().to(self.device, non_blocking=True)
         if self.symmetries == "all":
             stacked = torch.cat([symmetry.apply_symmetry(x, k) for k in range(symmetry.NUM_SYMMETRIES)])
-            policy, value, ownership, score, errors = self._infer_chunked(stacked)
-            logp = torch.stack(
-                [
-                    symmetry.inverse_policy_symmetry(F.log_softmax(policy[k * b : (k + 1) * b], dim=1), k)
-                    for k in range(symmetry.NUM_SYMMETRIES)
-                ]
-            )
-            policy = torch.logsumexp(logp, dim=0) - math.log(symmetry.NUM_SYMMETRIES)
+            policy, value, ownership, score, errors, opt = self._infer_chunked(stacked)
+
+            def average(logits: torch.Tensor) -> torch.Tensor:
+                logp = torch.stack(
+                    [
+                        symmetry.inverse_policy_symmetry(F.log_softmax(logits[k * b : (k + 1) * b], dim=1), k)
+                        for k in range(symmetry.NUM_SYMMETRIES)
+                    ]
+                )
+                return torch.logsumexp(logp, dim=0) - math.log(symmetry.NUM_SYMMETRIES)
+
+            policy = average(policy)
+            if opt is not None:
+                opt = average(opt)
             value = value.reshape(symmetry.NUM_SYMMETRIES, b).mean(0)
             if ownership is not None:
                 ownership = torch.stack(
@@ -358,17 +369,19 @@ class TorchEvaluator:
                 ks = self._rng.integers(0, symmetry.NUM_SYMMETRIES, size=b)
             inverse = np.asarray(symmetry.INVERSE)[ks]
             n = x.shape[-1]
-            policy, value, ownership, score, errors = self._infer_chunked(_gather_points(x, ks, n, False))
+            policy, value, ownership, score, errors, opt = self._infer_chunked(_gather_points(x, ks, n, False))
             policy = _gather_points(policy, inverse, n, policy.shape[-1] == n * n + 1)
+            if opt is not None:
+                opt = _gather_points(opt, inverse, n, True)
             if ownership is not None:
                 ownership = _gather_points(ownership, inverse, n, False)
         else:
-            policy, value, ownership, score, errors = self._infer_chunked(x)
+            policy, value, ownership, score, errors, opt = self._infer_chunked(x)
 
         def host(t: torch.Tensor | None) -> np.ndarray | None:
             return None if t is None else t.detach().to("cpu", torch.float32).numpy()
 
-        out = Evaluation(host(policy), host(value), host(ownership), host(score), host(errors))
+        out = Evaluation(host(policy), host(value), host(ownership), host(score), host(errors), host(opt))
         if not (np.isfinite(out.value).all() and np.isfinite(out.policy).all()):
             bad = ~(np.isfinite(out.value).reshape(b, -1).all(1) & np.isfinite(out.policy).reshape(b, -1).all(1))
             raise NetworkOutputError(
@@ -419,7 +432,8 @@ class TorchEvaluator:
         out = Evaluation(np.empty((b, n * n + 1), np.float32), np.empty(b, np.float32),
                          np.empty((b, n * n), np.float32) if has_aux else None,
                          np.empty(b, np.float32) if has_aux else None,
-                         np.empty((b, 2), np.float32) if model[4] is not None else None)
+                         np.empty((b, 2), np.float32) if model[4] is not None else None,
+                         np.empty((b, n * n + 1), np.float32) if model[5] is not None else None)
         for rows, src in parts:
             if src is None or not rows:
                 continue

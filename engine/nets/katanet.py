@@ -18,7 +18,9 @@ Semantics reproduced from KataGo (``cpp/neuralnet/eigenbackend.cpp``, ``nneval.c
   frequencies: angle = col * f_x + row * f_y; fixed: the first half of the pairs rotate by
   row * theta^(-2p / (d/2)), the second half by col), softmax(q.k / sqrt(d)) over on-board
   points, output projection, residual add; SwiGLU feed-forward ``(silu(x W1) * (x Wg)) W2``;
-* outputs: policy channel 0 (no optimism) over the points, then pass; value = P(win) -
+* outputs: policy channel 0 over the points, then pass (and channel 1, the optimistic policy,
+  as ``policy_opt``, for 2-channel heads and 4-channel heads from version 16: the search blends
+  it in with KataGo's policy optimism when asked); value = P(win) -
   P(loss) of the softmax of (win, loss, no-result) logits, no-result suppressed (logit - 1e5)
   under a non-simple ko rule with area scoring; score lead = lead output * lead multiplier *
   (1 - P(no result)); ownership = tanh of the ownership output; short-term win/loss and score
@@ -27,8 +29,8 @@ Semantics reproduced from KataGo (``cpp/neuralnet/eigenbackend.cpp``, ``nneval.c
   (version >= 14).  All from the side to move.
 
 ``forward`` returns :class:`KataOutput` ``(policy [B, N*N+1] logits, value [B], ownership
-[B, N*N], score [B], uncertainty [B, 2] or None)`` like this project's nets (which have no
-uncertainty); ``forward_raw`` returns every output KataGo reports (see its docstring).
+[B, N*N], score [B], uncertainty [B, 2] or None, policy_opt [B, N*N+1] or None)`` like this
+project's nets (which have neither); ``forward_raw`` returns every output KataGo reports (see its docstring).
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class KataOutput(NamedTuple):
     score: torch.Tensor      # [B] score lead of the side to move, points
     # [B, 2] short-term win/loss error and score error (points), >= 0; None before version 9
     uncertainty: torch.Tensor | None = None
+    # [B, N*N+1] logits of the optimistic policy head (KataGo's policy channel 1 for 2-channel
+    # heads, and for 4-channel heads from version 16); None without one
+    policy_opt: torch.Tensor | None = None
 
 
 def _t(a: np.ndarray) -> torch.Tensor:
@@ -513,6 +518,9 @@ class KataNet(nn.Module):
         out = {"win": probs[:, 0], "loss": probs[:, 1], "no_result": no_result, "lead": lead,
                "score_mean": mean, "score_stdev": stdev, "ownership": torch.tanh(raw["ownership"]),
                "policy_logits": logits_policy}
+        channels = raw["policy"].shape[1]
+        if channels == 2 or (channels == 4 and self.version >= 16):
+            out["policy_opt_logits"] = torch.cat([raw["policy"][:, 1], raw["policy_pass"][:, 1:2]], dim=1)
         if self.version >= 9 and score.shape[1] >= 6:
             out["shortterm_value_error"], out["shortterm_score_error"] = self._shortterm_errors(score)
         return out
@@ -536,4 +544,5 @@ class KataNet(nn.Module):
         if "shortterm_value_error" in out:
             errors = torch.stack([out["shortterm_value_error"], out["shortterm_score_error"]], dim=1).float()
         return KataOutput(out["policy_logits"].float(), (out["win"] - out["loss"]).float(),
-                          out["ownership"].float(), out["lead"].float(), errors)
+                          out["ownership"].float(), out["lead"].float(), errors,
+                          out["policy_opt_logits"].float() if "policy_opt_logits" in out else None)

@@ -125,7 +125,8 @@ class Player:
             except BaseException:
                 tree.cancel()
                 raise
-            tree.backup(ev.policy, ev.value, scores=ev.score, uncertainty=getattr(ev, "uncertainty", None))
+            tree.backup(ev.policy, ev.value, scores=ev.score, uncertainty=getattr(ev, "uncertainty", None),
+                        policy_opt=getattr(ev, "policy_opt", None))
         return n
 
     def search(self, game: Game, visits: int | None = None, seconds: float | None = None,
@@ -227,7 +228,8 @@ class Player:
                     ev = self.evaluator.evaluate(planes[:n], keys=keys[:n])
                     with cond:
                         tree.backup(ev.policy, ev.value, slot, scores=ev.score,
-                                    uncertainty=getattr(ev, "uncertainty", None))
+                                    uncertainty=getattr(ev, "uncertainty", None),
+                                    policy_opt=getattr(ev, "policy_opt", None))
                         st["evals"] += n
                         cond.notify_all()
                         if callback is not None and not st["finished"]:

@@ -21,6 +21,8 @@ our name                        KataGo's name                   range
 ``uncertainty_coeff``           ``uncertaintyCoeff``            0.0001 .. 1
 ``uncertainty_exponent``        ``uncertaintyExponent``         0 .. 2
 ``uncertainty_max_weight``      ``uncertaintyMaxWeight``        1 .. 100
+``policy_optimism``             ``policyOptimism``              0 .. 1
+``root_policy_optimism``        ``rootPolicyOptimism``          0 .. 1
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ==============================  ==============================  ===========
 
@@ -28,7 +30,9 @@ The ranges are KataGo's; the switches also take ``true`` and ``false``.  The sco
 needs a net with a score head (ours and KataGo's have one); without it the search backs up
 values only and the score options change nothing.  Uncertainty-weighted playouts need a net
 with short-term error heads (KataGo's, model version >= 9); with any other net every playout
-weighs 1 and the uncertainty options change nothing.
+weighs 1 and the uncertainty options change nothing.  Policy optimism needs a net with an
+optimistic policy head (KataGo's two-channel policy heads, model version >= 12); with any other
+net the optimism options change nothing.
 """
 from __future__ import annotations
 
@@ -54,6 +58,8 @@ KATAGO_NAMES = {
     "uncertainty_coeff": "uncertaintyCoeff",
     "uncertainty_exponent": "uncertaintyExponent",
     "uncertainty_max_weight": "uncertaintyMaxWeight",
+    "policy_optimism": "policyOptimism",
+    "root_policy_optimism": "rootPolicyOptimism",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
 OPTIONS = (*KATAGO_NAMES, "lcb_utility")
@@ -73,6 +79,8 @@ RANGES = {
     "uncertainty_coeff": (0.0001, 1.0),
     "uncertainty_exponent": (0.0, 2.0),
     "uncertainty_max_weight": (1.0, 100.0),
+    "policy_optimism": (0.0, 1.0),
+    "root_policy_optimism": (0.0, 1.0),
     "lcb_utility": (0.0, 1.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
