@@ -70,11 +70,6 @@ typedef struct {
     /* Nonzero: the LCB move choice reads value plus score utility (and value-bias correction),
      * as KataGo's does; 0: value alone. */
     float lcb_utility;
-    /* KataGo's policy optimism (policyOptimism, rootPolicyOptimism): with nets that have an
-     * optimistic policy head, the logits are blended toward it by this share below the root and
-     * at the root (KataGo's GTP: 1.0 and 0.2); 0 and 0: the plain policy. */
-    float policy_optimism;
-    float root_policy_optimism;
     /* Uncertainty-weighted playouts (KataGo's useUncertainty, uncertaintyCoeff,
      * uncertaintyExponent, uncertaintyMaxWeight): a leaf whose net reports a short-term
      * win/loss error e_v and score error e_s counts with the weight
@@ -91,6 +86,11 @@ typedef struct {
     float uncertainty_coeff;
     float uncertainty_exponent;
     float uncertainty_max_weight;
+    /* KataGo's policy optimism (policyOptimism, rootPolicyOptimism): with nets that have an
+     * optimistic policy head, the logits are blended toward it by this share below the root and
+     * at the root (KataGo's GTP: 1.0 and 0.2); 0 and 0: the plain policy. */
+    float policy_optimism;
+    float root_policy_optimism;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };

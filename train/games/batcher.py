@@ -237,10 +237,10 @@ class Batcher:
 
     def _backup_parts(self, trees: list[Search], counts: np.ndarray, policy: np.ndarray,
                       value: np.ndarray, score: np.ndarray | None = None,
-                      uncertainty: np.ndarray | None = None) -> None:
+                      uncertainty: np.ndarray | None = None, policy_opt: np.ndarray | None = None) -> None:
         parts = self._parts(len(trees))
         if len(parts) == 1 or self._search_pool is None:
-            backup_many(trees, counts, policy, value, score, uncertainty)
+            backup_many(trees, counts, policy, value, score, uncertainty, policy_opt)
             return
         policy = np.ascontiguousarray(policy, dtype=np.float32)
         value = np.ascontiguousarray(value, dtype=np.float32)
@@ -248,12 +248,15 @@ class Batcher:
             score = np.ascontiguousarray(score, dtype=np.float32)
         if uncertainty is not None:
             uncertainty = np.ascontiguousarray(uncertainty, dtype=np.float32)
+        if policy_opt is not None:
+            policy_opt = np.ascontiguousarray(policy_opt, dtype=np.float32)
         start = np.concatenate([[0], np.cumsum(counts)]).tolist()
 
         def one(a: int, b: int) -> None:
             backup_many(trees[a:b], counts[a:b], policy[start[a]:], value[start[a]:],
                         None if score is None else score[start[a]:],
-                        None if uncertainty is None else uncertainty[start[a]:])
+                        None if uncertainty is None else uncertainty[start[a]:],
+                        None if policy_opt is None else policy_opt[start[a]:])
 
         futures = [self._search_pool.submit(one, a, b) for a, b in parts[1:]]
         one(*parts[0])
@@ -267,7 +270,7 @@ class Batcher:
             out, net_seconds = result
             t0 = self.clock()
             self._backup_parts(flight.trees, flight.counts, out.policy, out.value, out.score,
-                               getattr(out, "uncertainty", None))
+                               getattr(out, "uncertainty", None), getattr(out, "policy_opt", None))
             stats.search_seconds += self.clock() - t0
             stats.net_seconds += net_seconds
             stats.forward_passes += 1
