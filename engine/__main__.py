@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     config = EngineConfig(size=args.size, rules=rules, visits=args.visits,
                           playouts=args.playouts, seconds=args.time, batch=args.batch,
-                          resign=args.resign, ponder=args.ponder, lag_buffer=args.lag_buffer,
+                          resign=args.resign, resign_turns=args.resign_turns, ponder=args.ponder, lag_buffer=args.lag_buffer,
                           seed=args.seed, quiet=args.quiet, search=SearchParams(),
                           threads=args.threads)
     if args.max_memory is not None:

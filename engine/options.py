@@ -111,6 +111,9 @@ GTP:
                    help=f"resign when the winrate falls below this (default {DEFAULTS.resign:g}; "
                         "0 never resigns). "
                         "Not in the first quarter of the game; later in handicap games as White")
+    p.add_argument("--resign-turns", type=_positive_int, default=DEFAULTS.resign_turns, metavar="N",
+                   help="resign only when N consecutive own moves fall below --resign "
+                        f"(default {DEFAULTS.resign_turns}, as KataGo's resignConsecTurns; 1: at once)")
     p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
                    help="after genmove, keep searching on the opponent's time until the next "
                         "command arrives (default off)")

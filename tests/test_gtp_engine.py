@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine import coords
-from engine.core import BLACK, WHITE, ChildStats, Rules
+from engine.core import BLACK, WHITE, ChildStats, Game, Rules
 from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, gtp_command, parse_command
 from engine.play.player import SearchResult
@@ -283,15 +283,45 @@ def test_genmove_resigns_in_a_hopeless_position():
             return ev._replace(value=np.where(black, -1.0, 1.0).astype(np.float32))
 
     ev = Hopeless(feature_set="lz18")
-    eng = GTPEngine(lambda n: ev, EngineConfig(size=9, visits=16, seed=1, quiet=True),
-                    stdout=io.StringIO(), stderr=io.StringIO())
-    assert eng.command("reg_genmove b") != "resign"      # too early to resign
+    for turns in (1, 3):
+        eng = GTPEngine(lambda n: ev, EngineConfig(size=9, visits=16, seed=1, quiet=True, resign_turns=turns),
+                        stdout=io.StringIO(), stderr=io.StringIO())
+        assert eng.command("reg_genmove b") != "resign"      # too early to resign
+        for i in range(12):
+            eng.command(f"play b {coords.to_gtp(18 + i, 9)}")
+            eng.command(f"play w {coords.to_gtp(45 + i, 9)}")
+        # with resign_turns 3 the first two lost moves are played (KataGo's resignConsecTurns)
+        for i in range(turns - 1):
+            assert eng.command("genmove b") != "resign"
+            eng.command(f"play w {coords.to_gtp(63 + i, 9)}")
+        assert eng.command("genmove b") == "resign"
+        assert eng.resigned == BLACK
+        assert "RE[W+R]" in eng.command("printsgf")
+
+
+def test_the_resignation_streak_counts_consecutive_own_moves_only():
+    """Lost positions on Black's moves 24 and 26, then a move played by hand (no search) and
+    lost again at 30: not three in a row, no resignation; 32 and 34 complete a new streak."""
+    eng = make_engine(resign=0.05)
+    game = Game(9)
     for i in range(12):
-        eng.command(f"play b {coords.to_gtp(18 + i, 9)}")
-        eng.command(f"play w {coords.to_gtp(45 + i, 9)}")
-    assert eng.command("genmove b") == "resign"
-    assert eng.resigned == BLACK
-    assert "RE[W+R]" in eng.command("printsgf")
+        game.play(18 + i, BLACK)
+        game.play(45 + i, WHITE)
+    lost = result(0, winrate=0.01)
+    assert not eng._resign_streak(game, BLACK, lost)          # move 24
+    game.play(2, BLACK); game.play(3, WHITE)
+    assert not eng._resign_streak(game, BLACK, lost)          # 26
+    for p in (4, 5, 6, 7):
+        game.play(p, BLACK if p % 2 == 0 else WHITE)          # 28 played without a search
+    assert not eng._resign_streak(game, BLACK, lost)          # 30: a new streak of one
+    game.play(8, BLACK); game.play(9, WHITE)
+    assert not eng._resign_streak(game, BLACK, result(0, winrate=0.5))   # 32: fine again
+    game.play(10, BLACK); game.play(11, WHITE)
+    assert not eng._resign_streak(game, BLACK, lost)          # 34
+    game.play(12, BLACK); game.play(13, WHITE)
+    assert not eng._resign_streak(game, BLACK, lost)          # 36
+    game.play(14, BLACK); game.play(15, WHITE)
+    assert eng._resign_streak(game, BLACK, lost)              # 38: three in a row
 
 
 def test_final_status_lists_partition_the_stones():

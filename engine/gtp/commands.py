@@ -47,6 +47,7 @@ class EngineConfig:
     batch: int = 16                   # leaves per network call
     threads: int = 1                  # search threads, each with its own batch in flight
     resign: float = DEFAULT_RESIGN    # resign below this winrate (0 disables)
+    resign_turns: int = 3             # ... on this many consecutive own moves (KataGo's resignConsecTurns)
     ponder: bool = False              # search on the opponent's time after genmove
     lag_buffer: float = 1.0           # seconds kept in reserve on every move under a clock
     seed: int = 0
@@ -125,6 +126,7 @@ class GTPEngine(GTPServer):
         self.clock = TimeControl(lag=self.config.lag_buffer)
         self.handicap: list[int] = []       # handicap stones set by a handicap command or SGF
         self.resigned: int | None = None    # colour that resigned, for printsgf
+        self._low_moves: dict[int, tuple[int, int]] = {}  # colour -> (own moves in a row that would resign, move number)
         self._judgement: tuple[Any, scoring.Judgement] | None = None
         self._ponder_next = False
         self.evaluator = None
@@ -581,8 +583,19 @@ class GTPEngine(GTPServer):
                                         self.config.resign, visits=result.visits,
                                         handicap=self._handicap_count(), white=color == WHITE)
 
+    def _resign_streak(self, game: Game, color: int, result: SearchResult) -> bool:
+        """Records whether this move of ``color`` would resign; True when the last
+        ``resign_turns`` own moves in a row (consecutive in this game) all would."""
+        low = self._should_resign(game, color, result)
+        count, last = self._low_moves.get(color, (0, -10))
+        number = len(game.moves)
+        count = (count + 1 if last == number - 2 else 1) if low else 0
+        self._low_moves[color] = (count, number)
+        return low and count >= max(1, self.config.resign_turns)
+
     def _choose(self, game: Game, color: int, result: SearchResult, cleanup: bool = False) -> int:
-        return movepolicy.choose_move(game, color, result, self._judge, self.config.resign,
+        may_resign = self._resign_streak(game, color, result)
+        return movepolicy.choose_move(game, color, result, self._judge, self.config.resign, may_resign=may_resign,
                                       handicap=self._handicap_count(), cleanup=cleanup, say=self.info)
 
     def _ponder(self) -> None:

@@ -219,20 +219,21 @@ def cleanup_move(game: Game, color: int, result: SearchResult,
 
 def choose_move(game: Game, color: int, result: SearchResult, judge: Judge,
                 resign: float, handicap: int = 0, cleanup: bool = False,
-                say: Callable[[str], None] = lambda text: None) -> int:
+                say: Callable[[str], None] = lambda text: None, may_resign: bool = True) -> int:
     """The move ``color`` plays in ``game`` after the search ``result``: a point, the pass
     point, or RESIGN.  ``judge(game)`` returns the dead-stone verdict (cached by the caller);
     ``resign`` is the resignation winrate (0: never); ``handicap`` the game's handicap stones;
     ``cleanup`` forbids passing while the opponent's dead stones remain.  ``say`` receives a
-    line explaining a pass or a move that replaces the search's move.
+    line explaining a pass or a move that replaces the search's move.  ``may_resign`` False
+    holds a resignation back (the engine resigns only after several low moves in a row).
 
     Every pass leaves through one guard, :func:`pass_allowed`: whatever proposed it (the search,
     whose move after a handful of visits is only the net's favourite, or the rules below), a
     pass that ends the game in a lost count is replaced by the search's best other move unless
     the game is truly lost."""
     pass_point = game.pass_point
-    if should_resign(best_winrate(result, pass_point), len(game.moves), game.size, resign,
-                     visits=result.visits, handicap=handicap, white=color == WHITE):
+    if may_resign and should_resign(best_winrate(result, pass_point), len(game.moves), game.size, resign,
+                                    visits=result.visits, handicap=handicap, white=color == WHITE):
         return RESIGN
     move = result.move
     if move == pass_point:
