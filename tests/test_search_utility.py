@@ -179,7 +179,7 @@ def test_gtp_rejects_bad_options():
     eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=SIZE, visits=8, seed=1, quiet=True),
                     stdout=io.StringIO(), stderr=io.StringIO())
     for cmd in ("kata-set-param staticScoreUtilityFactor 2", "kata-set-param noSuchParam 1",
-                "kata-set-param cpuctUtilityStdevScale x", "kata-get-param c_puct"):
+                "kata-set-param cpuctUtilityStdevScale x", "kata-get-param lcb_z"):
         with pytest.raises(Exception, match="syntax error"):
             eng.command(cmd)
     assert eng.command("goengine-param cpuct_stdev_scale 0.85") == ""
@@ -268,6 +268,10 @@ def test_node_size_and_the_memory_cap_with_the_score_sums():
 
 def test_options_by_name():
     assert searchopts.option_field("cpuctUtilityStdevScale") == "cpuct_stdev_scale"
+    assert searchopts.parse_options("cpuctExplorationBase=500,rootFpuReductionMax=0.1,cpuctExplorationLog=0.45") == {
+        "c_puct_base": 500.0, "fpu_reduction_root": 0.1, "c_puct_factor": 0.45}
+    with pytest.raises(ValueError):
+        searchopts.parse_options("cpuctExplorationBase=5")        # KataGo's range: 10 .. 100000
     assert searchopts.parse_options("staticScoreUtilityFactor=0.1, dynamic_score_utility=0.3") == {
         "static_score_utility": 0.1, "dynamic_score_utility": 0.3}
     for bad in ("staticScoreUtilityFactor=1.5", "nope=1", "cpuct_stdev_scale", "dynamic_score_scale=nan"):

@@ -11,9 +11,11 @@ from engine.play import searchopts
 from engine.gtp.protocol import GTPError, float_arg, gtp_command, int_arg, memory_arg
 from engine.play.memory import format_memory
 
+_LISTED = ("c_puct", "fpu_reduction")       # search options listed with the engine's own
+OPTIONS = tuple(k for k in searchopts.OPTIONS if k not in _LISTED)
 PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
           "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
-          "rules", *searchopts.OPTIONS)
+          "rules", *OPTIONS)
 
 
 class ParamCommands:
@@ -44,7 +46,7 @@ class ParamCommands:
                 f"[string] fpu_reduction {cfg.search.fpu_reduction:g}",
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
                 f"[string] max_memory {format_memory(cfg.search.max_memory)}",
-                *(f"[string] {k} {getattr(cfg.search, k):g}" for k in searchopts.OPTIONS),
+                *(f"[string] {k} {getattr(cfg.search, k):g}" for k in OPTIONS),
                 f"[list/chinese/tromp-taylor] rules {session.game.rules.name}",
             ])
         if len(args) != 2 or args[0] not in PARAMS:

@@ -7,6 +7,12 @@ carry over:
 ==============================  ==============================  ===========
 our name                        KataGo's name                   range
 ==============================  ==============================  ===========
+``c_puct``                      ``cpuctExploration``            0 .. 10
+``c_puct_factor``               ``cpuctExplorationLog``         0 .. 10
+``c_puct_base``                 ``cpuctExplorationBase``        10 .. 100000
+``fpu_reduction``               ``fpuReductionMax``             0 .. 2
+``fpu_reduction_root``          ``rootFpuReductionMax``         0 .. 2
+``lcb_min_visit_frac``          ``minVisitPropForLCB``          0 .. 1
 ``static_score_utility``        ``staticScoreUtilityFactor``    0 .. 1
 ``dynamic_score_utility``       ``dynamicScoreUtilityFactor``   0 .. 1
 ``dynamic_score_scale``         ``dynamicScoreCenterScale``     0.2 .. 5
@@ -32,7 +38,10 @@ values only and the score options change nothing.  Uncertainty-weighted playouts
 with short-term error heads (KataGo's, model version >= 9); with any other net every playout
 weighs 1 and the uncertainty options change nothing.  Policy optimism needs a net with an
 optimistic policy head (KataGo's two-channel policy heads, model version >= 12); with any other
-net the optimism options change nothing.
+net the optimism options change nothing.  The first six are the search's base constants:
+our c_puct grows as c_puct + c_puct_factor * log((N + base + 1) / base), KataGo's the same
+way (without the +1); KataGo's GTP uses 1.0, 0.45 and 500, FPU reductions 0.2 and 0.1 at the
+root, and 0.15 for the LCB's visit share, where ours are 1.1, 1.0, 19652, 0.25, 0.25 and 0.1.
 """
 from __future__ import annotations
 
@@ -44,6 +53,12 @@ from engine.core import SearchParams
 
 #: KataGo's config name of each option.
 KATAGO_NAMES = {
+    "c_puct": "cpuctExploration",
+    "c_puct_factor": "cpuctExplorationLog",
+    "c_puct_base": "cpuctExplorationBase",
+    "fpu_reduction": "fpuReductionMax",
+    "fpu_reduction_root": "rootFpuReductionMax",
+    "lcb_min_visit_frac": "minVisitPropForLCB",
     "static_score_utility": "staticScoreUtilityFactor",
     "dynamic_score_utility": "dynamicScoreUtilityFactor",
     "dynamic_score_scale": "dynamicScoreCenterScale",
@@ -65,6 +80,12 @@ KATAGO_NAMES = {
 OPTIONS = (*KATAGO_NAMES, "lcb_utility")
 #: Accepted range of each option (KataGo's).
 RANGES = {
+    "c_puct": (0.0, 10.0),
+    "c_puct_factor": (0.0, 10.0),
+    "c_puct_base": (10.0, 100000.0),
+    "fpu_reduction": (0.0, 2.0),
+    "fpu_reduction_root": (0.0, 2.0),
+    "lcb_min_visit_frac": (0.0, 1.0),
     "static_score_utility": (0.0, 1.0),
     "dynamic_score_utility": (0.0, 1.0),
     "dynamic_score_scale": (0.2, 5.0),
