@@ -655,9 +655,8 @@ class Search:
         """The value-bias table entry of root child ``move``: (weighted delta sum, weight sum),
         or None when the child has no entry (unvisited, or the correction is off)."""
         delta, weight = ffi.new("double *"), ffi.new("double *")
-        if lib.search_child_bias(self._ptr, int(move), delta, weight) != 0:
-            return None
-        return float(delta[0]), float(weight[0])
+        found = lib.search_child_bias(self._ptr, int(move), delta, weight) == 0
+        return (float(delta[0]), float(weight[0])) if found else None
 
     @property
     def nodes(self) -> int:
