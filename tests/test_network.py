@@ -200,6 +200,9 @@ def test_cache_serves_identical_results_and_counts(net: GoNet) -> None:
     again = ev.evaluate(x[::-1], keys[::-1])
     assert (ev.cache_hits, ev.cache_misses, ev.positions_evaluated) == (3, 3, 3)
     for a, b in zip(first, again):
+        if a is None:                   # outputs our nets do not have (KataGo's heads)
+            assert b is None
+            continue
         assert np.array_equal(a, b[::-1])
     # repeats inside one batch go through the net once; the LRU order is now 33, 22, 11, so
     # adding 44 evicts 33
