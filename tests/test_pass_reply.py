@@ -218,13 +218,17 @@ def test_hopelessly_lost_may_pass_or_resign(visits, resign):
 
 
 def test_hopelessly_lost_late_in_the_game_resigns():
-    eng = make_engine("lost", 50)
-    setup(eng.command, LOST)
-    for vertex in ("a1", "a2"):                  # past a quarter of the points: resignation
-        eng.command(f"play b {vertex}")
-        eng.command("play w pass")
-    assert len(eng.game.moves) >= 20
-    assert eng.command("genmove b") == "resign"
+    """With resign_turns 1 the first lost move resigns; with the default 3 it does not, and
+    after White's pass the lost game ends by our pass (truly lost) instead."""
+    for turns, want in ((1, "resign"), (3, "pass")):
+        eng = make_engine("lost", 50)
+        eng.config.resign_turns = turns
+        setup(eng.command, LOST)
+        for vertex in ("a1", "a2"):                  # past a quarter of the points: resignation
+            eng.command(f"play b {vertex}")
+            eng.command("play w pass")
+        assert len(eng.game.moves) >= 20
+        assert eng.command("genmove b") == want
 
 
 # -- the guard itself, on hand-made search results -------------------------------------------
