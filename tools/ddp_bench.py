@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -100,6 +101,12 @@ def _rank(rank: int, spec: dict[str, Any], port: int | None, results: Any) -> No
     if world > 1:
         dist.barrier()      # no rank leaves while another still talks to it (gloo aborts then)
         dist.destroy_process_group()
+        # The result is in the pipe (SimpleQueue writes at once).  Leave without the interpreter's
+        # teardown: under load a store or gloo thread still joinable then makes C++ call
+        # std::terminate (SIGABRT), which fails a finished measurement.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     del store
 
 
