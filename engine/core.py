@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine.native import ffi, lib
-from engine.searchbatch import _errors_or_null, _floats_or_null, _policy_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
+from engine.searchbatch import _floats_or_null, _rows_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules, format_result
 
@@ -613,8 +613,8 @@ class Search:
                 raise ValueError(f"{name} must have shape ({n},)")
         if lib.search_backup_slot(self._ptr, int(slot), ffi.from_buffer("float[]", policy),
                                   ffi.from_buffer("float[]", values), _floats_or_null(scores, n),
-                                  _errors_or_null(uncertainty, n),
-                                  _policy_or_null(policy_opt, n, self.size * self.size + 1), n) != 0:
+                                  _rows_or_null(uncertainty, n, 2, "uncertainty"),
+                                  _rows_or_null(policy_opt, n, self.size * self.size + 1, "policy_opt"), n) != 0:
             raise RuntimeError("backup does not match the pending leaves")
         self._pending[slot] = 0
 

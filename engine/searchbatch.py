@@ -43,26 +43,15 @@ def _floats_or_null(a: np.ndarray | None, n: int):
     return ffi.NULL if a is None else ffi.from_buffer("float[]", np.ascontiguousarray(a[:n], np.float32))
 
 
-def _errors_or_null(a: np.ndarray | None, n: int):
-    """A C float buffer of short-term errors ``a[:n]`` ([n, 2]: win/loss error, score error),
-    or NULL; ValueError for another shape."""
+def _rows_or_null(a: np.ndarray | None, n: int, width: int, name: str):
+    """A C float buffer of ``a[:n]`` as ``[n, width]`` rows (short-term errors: width 2;
+    optimistic policy logits: N*N+1), or NULL; ValueError naming ``name`` for another shape."""
     if a is None:
         return ffi.NULL
-    errors = np.ascontiguousarray(np.asarray(a)[:n], np.float32)
-    if errors.shape != (n, 2):
-        raise ValueError(f"uncertainty must have shape ({n}, 2), got {errors.shape}")
-    return ffi.from_buffer("float[]", errors)
-
-
-def _policy_or_null(a: np.ndarray | None, n: int, points: int):
-    """A C float buffer of optimistic policy logits ``a[:n]`` ([n, points]), or NULL;
-    ValueError for another shape."""
-    if a is None:
-        return ffi.NULL
-    logits = np.ascontiguousarray(np.asarray(a)[:n], np.float32)
-    if logits.shape != (n, points):
-        raise ValueError(f"policy_opt must have shape ({n}, {points}), got {logits.shape}")
-    return ffi.from_buffer("float[]", logits)
+    rows = np.ascontiguousarray(np.asarray(a)[:n], np.float32)
+    if rows.shape != (n, width):
+        raise ValueError(f"{name} must have shape ({n}, {width}), got {rows.shape}")
+    return ffi.from_buffer("float[]", rows)
 
 
 def _pool_geometry(searches: Sequence[Any]) -> tuple[int, int]:
@@ -137,8 +126,8 @@ def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
     ptrs = ffi.new("search_t *[]", [s._ptr for s in searches])
     if lib.search_backup_many(ptrs, n, ffi.from_buffer("int32_t[]", counts),
                               ffi.from_buffer("float[]", policy), ffi.from_buffer("float[]", values),
-                              _floats_or_null(scores, total), _errors_or_null(uncertainty, total),
-                              _policy_or_null(policy_opt, total, size * size + 1)) != 0:
+                              _floats_or_null(scores, total), _rows_or_null(uncertainty, total, 2, "uncertainty"),
+                              _rows_or_null(policy_opt, total, size * size + 1, "policy_opt")) != 0:
         raise RuntimeError("backup does not match the pending leaves")
     for s in searches:
         s._pending[0] = 0
