@@ -43,7 +43,7 @@ from train.games.gtp_client import EngineError, GTPClient, GTPError
 from train.match.inproc import DEFAULT_INPROC_VISITS
 from train.match.config import EngineSpec, GameSettings, MatchConfig
 from train.match.report import format_summary
-from train.match.schedule import probe_engines, run_match
+from train.match.schedule import ResumeError, probe_engines, run_match, saved_seed
 
 
 def _parse_engine(text: str) -> EngineSpec:
@@ -141,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="SPRT of A over B; stop once decided")
     parser.add_argument("--sprt-alpha", type=float, default=0.05)
     parser.add_argument("--sprt-beta", type=float, default=0.05)
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the match of --results (an interrupted or shorter one with "
+                        "the same engines and settings; its seed unless --seed is given): its "
+                        "finished games count and only the others are played")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -195,13 +199,21 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         max_moves=args.max_moves,
         move_time_limit=limit,
     )
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    results_path = args.results or args.sgf_dir / "results.json"
+    seed = args.seed
+    if seed is None and args.resume:
+        try:
+            seed = saved_seed(results_path)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
     return MatchConfig(
         engines=engines,
         games=args.games,
         settings=settings,
         sgf_dir=args.sgf_dir,
-        results_path=args.results or args.sgf_dir / "results.json",
+        results_path=results_path,
         parallel=args.parallel,
         move_time=args.move_time,
         time_margin=args.time_margin,
@@ -215,6 +227,7 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         progress=not args.no_progress,
         visits=args.visits,
         resign=args.resign,
+        resume=args.resume,
     )
 
 
@@ -239,7 +252,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (EngineError, GTPError) as exc:
             print(f"train.match: referee failed to start: {exc}", file=sys.stderr)
             return 2
-    results = run_match(config, engines)
+    try:
+        results = run_match(config, engines)
+    except ResumeError as exc:
+        print(f"train.match: cannot resume: {exc}", file=sys.stderr)
+        return 2
     print(format_summary(results))
     print(f"Results: {config.results_path}   SGFs: {config.sgf_dir}")
     return 1 if results.get("interrupted") else 0

@@ -63,6 +63,8 @@ class MatchConfig:
     random openings (the same list for both games of a colour-swapped pair).
     ``visits`` is the default search size of in-process engines and ``resign``
     their resignation winrate (0: never; the rule is ``engine.play.movepolicy.should_resign``).
+    ``resume`` keeps the finished games of ``results_path`` (a match with the same engines and
+    settings; ``train.match.schedule.resumed_games``) and plays only the others.
     """
 
     engines: tuple[EngineSpec, ...]
@@ -83,6 +85,7 @@ class MatchConfig:
     progress: bool = True
     visits: int = DEFAULT_INPROC_VISITS
     resign: float = DEFAULT_RESIGN
+    resume: bool = False
 
     def inproc_visits(self, spec: InProcessSpec) -> int:
         return spec.visits if spec.visits is not None else self.visits

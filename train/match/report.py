@@ -124,6 +124,32 @@ def pair_summary(
     return summary
 
 
+FORMAT = "train.match results v1"
+
+
+def settings_entry(config: MatchConfig) -> dict[str, Any]:
+    """The results document's ``settings``: what defines the match's games besides the engines."""
+    settings = config.settings
+    return {
+        "size": settings.size,
+        "komi": settings.rules.komi,
+        "rules": settings.rules.name,
+        "handicap": settings.handicap,
+        "max_moves": settings.move_cap,
+        "move_time": config.move_time,
+        "move_time_limit": settings.move_time_limit,
+        "games_per_pair": config.games,
+        "parallel": config.parallel,
+        "random_moves": config.random_moves,
+        "seed": config.seed,
+        "referee": config.referee,
+        "sgf_dir": str(config.sgf_dir),
+        "runner": "pool",
+        "visits": config.visits,
+        "resign": config.resign,
+    }
+
+
 def summarize(
     config: MatchConfig,
     engines: dict[str, dict[str, str]],
@@ -157,29 +183,11 @@ def summarize(
         for name, rating in bradley_terry(bt_games, anchor=labels[0]).items():
             ratings[name] = {"elo": rating.elo, "stderr": rating.stderr,
                              "games": rating.games, "points": rating.points}
-    settings = config.settings
     return {
-        "format": "train.match results v1",
+        "format": FORMAT,
         "complete": complete,
         "stopped_by_sprt": stopped_by_sprt,
-        "settings": {
-            "size": settings.size,
-            "komi": settings.rules.komi,
-            "rules": settings.rules.name,
-            "handicap": settings.handicap,
-            "max_moves": settings.move_cap,
-            "move_time": config.move_time,
-            "move_time_limit": settings.move_time_limit,
-            "games_per_pair": config.games,
-            "parallel": config.parallel,
-            "random_moves": config.random_moves,
-            "seed": config.seed,
-            "referee": config.referee,
-            "sgf_dir": str(config.sgf_dir),
-            "runner": "pool",
-            "visits": config.visits,
-            "resign": config.resign,
-        },
+        "settings": settings_entry(config),
         "engines": per_engine,
         "games_played": len(games),
         "distinct_games": distinct_games(games),

@@ -32,7 +32,7 @@ from train.match.gtp_agent import GTPAgent
 from train.games.gtp_client import GTPClient, GTPError
 from train.match.inproc import InProcessNets
 from train.match.config import EngineSpec, GameSettings, MatchConfig, ScheduledGame
-from train.match.report import game_entry, pair_summary, score_line, summarize
+from train.match.report import FORMAT, game_entry, pair_summary, score_line, settings_entry, summarize
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, MoveLimit, PlaySettings, Player, Slot
 from train.games.records import GameRecord, write_sgf
 from train.match.referee import GTPReferee, Referee, count_record
@@ -162,6 +162,69 @@ def _write_json(path: Path, doc: dict[str, Any]) -> None:
     atomic_write(path, lambda f: f.write(data))
 
 
+class ResumeError(ValueError):
+    """``--resume`` with a results file that is unreadable or belongs to another match."""
+
+
+# What must agree for the games of a results file to count in this match (games_per_pair may
+# grow; parallel and the SGF folder may change).
+_RESUME_SETTINGS = ("size", "komi", "rules", "handicap", "max_moves", "move_time", "move_time_limit",
+                    "random_moves", "seed", "referee", "visits", "resign")
+
+
+def _read_results(path: Path) -> dict[str, Any] | None:
+    """The results document at ``path`` (None when there is none); ResumeError when unreadable."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResumeError(f"{path}: not a readable results file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ResumeError(f"{path}: not a {FORMAT!r} document")
+    return doc
+
+
+def saved_seed(path: Path) -> int | None:
+    """The opening seed of the match saved at ``path`` (None: no file yet)."""
+    doc = _read_results(path)
+    if doc is None:
+        return None
+    seed = doc.get("settings", {}).get("seed")
+    if not isinstance(seed, int):
+        raise ResumeError(f"{path}: no seed in its settings")
+    return seed
+
+
+def resumed_games(config: MatchConfig, schedule: Sequence[ScheduledGame]) -> dict[int, dict[str, Any]]:
+    """The finished games of ``config.results_path`` by schedule index, for ``--resume``: {} when
+    there is no file yet.  ResumeError unless the file is a match of the same engines (labels and
+    commands) and settings whose every game has its place in ``schedule``."""
+    doc = _read_results(config.results_path)
+    if doc is None:
+        return {}
+    where = config.results_path
+    saved, now = doc.get("settings", {}), settings_entry(config)
+    changed = [f"{key} {saved.get(key)!r} -> {now[key]!r}" for key in _RESUME_SETTINGS if saved.get(key) != now[key]]
+    if changed:
+        raise ResumeError(f"{where}: another match's settings ({', '.join(changed)})")
+    saved_engines = {label: entry.get("command") for label, entry in doc.get("engines", {}).items()}
+    engines = {e.label: e.command for e in config.engines}
+    if saved_engines != engines:
+        raise ResumeError(f"{where}: other engines ({saved_engines} here, {engines} now)")
+    finished: dict[int, dict[str, Any]] = {}
+    for entry in doc.get("games", []):
+        index = entry.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(schedule):
+            raise ResumeError(f"{where}: game {index!r} is not in a schedule of {len(schedule)} games "
+                              "(--games is smaller than the saved match's)")
+        scheduled = schedule[index]
+        if (entry.get("black"), entry.get("white"), entry.get("round")) != (scheduled.black, scheduled.white, scheduled.round):
+            raise ResumeError(f"{where}: game {index} has other players or round than this schedule")
+        finished[index] = entry
+    return finished
+
+
 class MatchPlayers:
     """The players of a match's games: one batched agent per in-process engine (shared by every
     slot) and one GTP agent per GTP engine and pool slot (a GTP engine plays one game at a time)."""
@@ -213,13 +276,17 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
     (``"complete": false``) file. With an SPRT, no new games start once the
     verdict over the earliest-started finished games is decided; games in
     flight still finish and count. Ctrl-C kills the engines and returns the
-    partial results (the caller sees ``complete`` false).
+    partial results (the caller sees ``complete`` false).  With ``config.resume`` the finished
+    games of the results file count and only the others are played (:func:`resumed_games`;
+    ResumeError before any engine starts when the file is another match's).
     """
+    schedule = make_schedule(config.engines, config.games)
+    finished: dict[int, dict[str, Any]] = resumed_games(config, schedule) if config.resume else {}
     if engines is None:
         engines = probe_engines(config)
     names = {label: entry["name"] for label, entry in engines.items()}
     labels = [e.label for e in config.engines]
-    schedule = make_schedule(config.engines, config.games)
+    pending = [scheduled for scheduled in schedule if scheduled.index not in finished]
     settings = config.settings
     rules = settings.rules
     players = MatchPlayers(config, names)
@@ -227,15 +294,25 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
     play = PlaySettings(visits=config.visits, noise_epsilon=0.0, resign_threshold=resign_value(config.resign),
                         max_moves=settings.move_cap, record_policy=False)
     config.sgf_dir.mkdir(parents=True, exist_ok=True)
-    finished: dict[int, dict[str, Any]] = {}
     dispatched = 0
-    stopping = stopped_by_sprt = interrupted = False
+
+    def sprt_decided() -> bool:
+        """Whether the SPRT is decided over the finished games counted in start order: a
+        decision never waits on, nor skips, a long game that started earlier."""
+        if config.sprt is None or len(labels) != 2:
+            return False
+        started = itertools.takewhile(lambda i: i in finished, itertools.count())
+        prefix = [finished[i] for i in started]
+        return pair_summary(prefix, labels[0], labels[1], config)["sprt"]["verdict"] != "continue"
+
+    stopping = stopped_by_sprt = sprt_decided()      # a resumed match may be decided already
+    interrupted = False
 
     def next_game(slot: Slot) -> GameSpec | None:
         nonlocal dispatched
-        if stopping or dispatched >= len(schedule):
+        if stopping or dispatched >= len(pending):
             return None
-        scheduled = schedule[dispatched]
+        scheduled = pending[dispatched]
         dispatched += 1
         seed = int(np.random.SeedSequence([config.seed, scheduled.index]).generate_state(1)[0])
         return GameSpec(settings.size, rules, players.player(slot.index, scheduled.black),
@@ -257,16 +334,12 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
         _write_json(config.results_path, summarize(config, engines, games, complete=False))
         bar.update(1)
         bar.set_postfix_str(score_line(games, labels))
-        if config.sprt is not None and len(labels) == 2 and not stopping:
-            # Count results in start order: a decision never waits on, nor skips, a long game
-            # that started earlier.
-            started = itertools.takewhile(lambda i: i in finished, itertools.count())
-            prefix = [finished[i] for i in started]
-            if pair_summary(prefix, labels[0], labels[1], config)["sprt"]["verdict"] != "continue":
-                stopping = stopped_by_sprt = True
+        if not stopping and sprt_decided():
+            stopping = stopped_by_sprt = True
 
-    pool = GamePool(max(1, min(config.parallel, len(schedule))), next_game)
-    bar = tqdm(total=len(schedule), unit="game", disable=not config.progress, dynamic_ncols=True, file=sys.stderr)
+    pool = GamePool(max(1, min(config.parallel, len(pending))), next_game)
+    bar = tqdm(total=len(schedule), initial=len(finished), unit="game", disable=not config.progress,
+               dynamic_ncols=True, file=sys.stderr)
     try:
         for game in pool.run():
             on_game(game)
