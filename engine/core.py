@@ -345,11 +345,8 @@ def _search_defaults() -> dict[str, float | int]:
     same float32 (1.1, not 1.100000023841858)."""
     p = ffi.new("search_params_t *")
     lib.search_default_params(p)
-    out: dict[str, float | int] = {}
-    for name, f in ffi.typeof("search_params_t").fields:
-        value = getattr(p, name)
-        out[name] = float(str(np.float32(value))) if f.type.cname == "float" else int(value)
-    return out
+    return {name: float(str(np.float32(getattr(p, name)))) if f.type.cname == "float" else int(getattr(p, name))
+            for name, f in ffi.typeof("search_params_t").fields}
 
 
 _SEARCH_DEFAULTS = _search_defaults()
@@ -392,6 +389,8 @@ class SearchParams:
     uncertainty_max_weight: float = _SEARCH_DEFAULTS["uncertainty_max_weight"]
     policy_optimism: float = _SEARCH_DEFAULTS["policy_optimism"]
     root_policy_optimism: float = _SEARCH_DEFAULTS["root_policy_optimism"]
+    fpu_parent_nn: float = _SEARCH_DEFAULTS["fpu_parent_nn"]
+    fpu_parent_nn_pow: float = _SEARCH_DEFAULTS["fpu_parent_nn_pow"]
 
     def _c(self):
         p = ffi.new("search_params_t *")

@@ -45,6 +45,8 @@ void search_default_params(search_params_t *p) {
     p->uncertainty_coeff = 0.25f;
     p->uncertainty_exponent = 1.0f;
     p->uncertainty_max_weight = 8.0f;
+    p->fpu_parent_nn = 0.0f;          /* KataGo's GTP default: on */
+    p->fpu_parent_nn_pow = 2.0f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */

@@ -91,6 +91,14 @@ typedef struct {
      * at the root (KataGo's GTP: 1.0 and 0.2); 0 and 0: the plain policy. */
     float policy_optimism;
     float root_policy_optimism;
+    /* KataGo's fpuParentWeightByVisitedPolicy(Pow): nonzero fpu_parent_nn, the parent Q that
+     * first-play urgency starts from is a blend of the parent's mean utility and the net's
+     * utility of the parent position, w * mean + (1 - w) * net with w = min(1, (sum of the
+     * visited children's priors)^fpu_parent_nn_pow), so a parent whose visits went to few of
+     * its moves judges the rest by its own evaluation (KataGo's GTP: on, power 2).  0: the
+     * mean alone. */
+    float fpu_parent_nn;
+    float fpu_parent_nn_pow;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };

@@ -140,7 +140,13 @@ int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root,
     }
     if (best_unvisited >= 0) {
         float red = is_root ? s->p.fpu_reduction_root : s->p.fpu_reduction;
-        float fpu = parent_q - red * sqrtf(visited_prior);
+        float base = parent_q;
+        if (s->p.fpu_parent_nn != 0.0f && parent->visits > 0) {
+            float w = powf(visited_prior, s->p.fpu_parent_nn_pow);
+            if (w > 1.0f) w = 1.0f;
+            base = w * parent_q + (1.0f - w) * -parent->nn_util;   /* nn_util: the mover's view */
+        }
+        float fpu = base - red * sqrtf(visited_prior);
         if (best < 0 || fpu + scale * best_unvisited_prior > best_score) best = best_unvisited;
     }
     return parent->edges + best;

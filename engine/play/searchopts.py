@@ -29,6 +29,8 @@ our name                        KataGo's name                   range
 ``uncertainty_max_weight``      ``uncertaintyMaxWeight``        1 .. 100
 ``policy_optimism``             ``policyOptimism``              0 .. 1
 ``root_policy_optimism``        ``rootPolicyOptimism``          0 .. 1
+``fpu_parent_nn``               ``fpuParentWeightByVisitedPolicy`` 0 .. 1 (nonzero: on)
+``fpu_parent_nn_pow``           ``fpuParentWeightByVisitedPolicyPow`` 0 .. 5
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ==============================  ==============================  ===========
 
@@ -75,6 +77,8 @@ KATAGO_NAMES = {
     "uncertainty_max_weight": "uncertaintyMaxWeight",
     "policy_optimism": "policyOptimism",
     "root_policy_optimism": "rootPolicyOptimism",
+    "fpu_parent_nn": "fpuParentWeightByVisitedPolicy",
+    "fpu_parent_nn_pow": "fpuParentWeightByVisitedPolicyPow",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
 OPTIONS = (*KATAGO_NAMES, "lcb_utility")
@@ -102,6 +106,8 @@ RANGES = {
     "uncertainty_max_weight": (1.0, 100.0),
     "policy_optimism": (0.0, 1.0),
     "root_policy_optimism": (0.0, 1.0),
+    "fpu_parent_nn": (0.0, 1.0),
+    "fpu_parent_nn_pow": (0.0, 5.0),
     "lcb_utility": (0.0, 1.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
