@@ -85,3 +85,58 @@ def test_play_defaults_have_one_home():
     args = match_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "sgf"])
     assert (args.komi, args.resign, args.rules, args.visits) == (DEFAULT_KOMI, DEFAULT_RESIGN, DEFAULT_RULES,
                                                                  DEFAULT_VISITS)
+
+
+def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
+    """PlaySettings.resign is a winrate, as the engine's --resign; self-play calibrates a root
+    value and game records keep one: the conversions give the old thresholds exactly."""
+    import numpy as np
+
+    from engine.play.settings import PlaySettings, resign_value, resign_winrate
+    from train.config import RunConfig
+    from train.gating import gate_settings
+    from train.selfplay import ResignCalibrator, play_settings
+
+    assert PlaySettings().resign == 0.0 and resign_value(0.0) is None and resign_winrate(None) == 0.0
+    assert resign_winrate(-1.0) == 0.0 and resign_value(0.3) == 2 * 0.3 - 1
+    # Self-play's calibrated thresholds (the grid, up to any --resign-cap): the pool compares the
+    # winrate it compared before, and the record keeps the same float32 root value.
+    for t in np.round(np.arange(-0.99, 0.99 + 1e-9, 0.01), 2).tolist():
+        w = resign_winrate(t)
+        assert w == (t + 1.0) / 2.0
+        assert np.float32(resign_value(w)) == np.float32(t), t
+        if t <= -0.5:
+            assert resign_value(w) == t, t                      # the default cap: exactly
+    assert ResignCalibrator(cap=0.3).grid[-1] == 0.3
+    assert play_settings(RunConfig()).resign == 0.0             # until calibrated
+    assert gate_settings(RunConfig()).resign == (RunConfig.gate_resign_threshold + 1.0) / 2.0
+    assert gate_settings(RunConfig(gate_resign_threshold=-1.0)).resign == 0.0
+
+
+@pytest.mark.parametrize("winrate", [0.05, 0.02, 0.1, 0.15, 0.3, 0.01])
+def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
+    """The match hands the pool its winrate; before, the pool got 2w - 1 and compared against
+    its (v + 1) / 2.  Root values are float32 (C's), so every decision is the same."""
+    import numpy as np
+
+    from engine.play.movepolicy import should_resign
+    from engine.play.settings import resign_value
+    from train.match.config import GameSettings, MatchConfig
+    from train.match.schedule import match_play
+
+    config = MatchConfig((), 2, GameSettings(size=9), "sgf", "r.json", resign=winrate)
+    play = match_play(config)
+    assert play.resign == winrate and resign_value(play.resign) == 2.0 * winrate - 1.0
+    before = (2.0 * winrate - 1.0 + 1.0) / 2.0
+    v = np.float32(2.0 * winrate - 1.0)
+    values = [v]
+    for direction in (-1.0, 1.0):
+        x = v
+        for _ in range(64):
+            x = np.nextafter(x, np.float32(direction))
+            values.append(x)
+    for value in values:
+        wr = (float(value) + 1.0) / 2.0
+        for handicap, white in ((0, False), (2, True)):
+            assert should_resign(wr, 60, 9, play.resign, 10, handicap, white) == \
+                should_resign(wr, 60, 9, before, 10, handicap, white), float(value)

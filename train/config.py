@@ -153,7 +153,8 @@ class RunConfig:
     gate_temperature_moves: int | None = _opt(None, "opening moves of gating games sampled at "
                                                     "--gate-temperature, for variety (default N//2)")
     gate_temperature: float = _opt(0.5, "T of those moves (no Dirichlet noise in gating)")
-    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value (-1: never)")
+    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value, -1..1 (winrate "
+                                              "(v + 1) / 2; -1: never)")
     gate_deadline_min: float = _opt(120.0, "a gating game not returned after max(this, factor x median "
                                            "game time) seconds is declared lost (not counted)")
     gate_deadline_factor: float = _opt(4.0, "see --gate-deadline-min")

@@ -75,6 +75,7 @@ import numpy as np
 import torch
 
 from engine.core import BLACK, WHITE, Rules
+from engine.play.settings import resign_winrate
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
 from train.games.records import write_sgf
@@ -488,9 +489,9 @@ class GateMatch:
 
 
 def gate_settings(cfg: RunConfig) -> PlaySettings:
-    resign = cfg.gate_resign_threshold if cfg.gate_resign_threshold > -1.0 else None
     return PlaySettings(visits=cfg.gate_visits or cfg.play.visits, temperature_moves=cfg.gate_temperature_plies(),
-                        temperature=cfg.gate_temperature, noise_epsilon=0.0, resign_threshold=resign,
+                        temperature=cfg.gate_temperature, noise_epsilon=0.0,
+                        resign=resign_winrate(cfg.gate_resign_threshold),
                         max_moves=cfg.move_cap(), record_policy=False)
 
 

@@ -22,8 +22,21 @@ from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign, matches)
+# Resignation is a winrate (0..1, 0: never) everywhere: the engine's --resign, matches, the ladder
+# and PlaySettings.resign.  Self-play calibrates it as a root value (-1..1) and game records keep
+# the threshold in force as one; resign_winrate and resign_value are the conversions.
 
 _C = SearchParams()           # C's search defaults
+
+
+def resign_winrate(value: float | None) -> float:
+    """The resignation winrate of a root value threshold (-1..1; -1 or None: never, 0.0)."""
+    return 0.0 if value is None or value <= -1.0 else (value + 1.0) / 2.0
+
+
+def resign_value(winrate: float) -> float | None:
+    """The root value threshold (-1..1) of a resignation winrate (0: never, None)."""
+    return None if winrate <= 0 else 2.0 * winrate - 1.0
 
 
 def _help(default, help: str, **kw):
@@ -47,7 +60,7 @@ class PlaySettings:
     noise_epsilon: float = _help(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
     noise_alpha: float = _help(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                                "(0.03 per move on 19x19, as AlphaGo Zero)")
-    resign_threshold: float | None = _help(None, "resign when the root value falls below (None: never)")
+    resign: float = _help(0.0, "resign when the winrate falls below this (0: never)")
     max_moves: int | None = _help(None, "move cap, scored as if passed out "
                                         f"(default {MOVE_CAP_PER_POINT}*N*N)")
     record_policy: bool = _help(True, "keep visit distributions of full searches")

@@ -136,9 +136,11 @@ def play_game(black: Player, white: Player, settings: GameSettings, opening: Seq
     return count_record(game.record(), game.game, referee)
 
 
-def resign_value(winrate: float) -> float | None:
-    """Root value (-1..1) below which a player resigns, for a winrate (0: never, None)."""
-    return None if winrate <= 0 else 2.0 * winrate - 1.0
+def match_play(config: MatchConfig) -> PlaySettings:
+    """How the in-process engines of a match search and play: its visits and resignation winrate,
+    no noise, its move cap, no policy targets."""
+    return PlaySettings(visits=config.visits, noise_epsilon=0.0, resign=config.resign,
+                        max_moves=config.settings.move_cap, record_policy=False)
 
 
 def _opening_for(config: MatchConfig, rnd: int) -> list[int]:
@@ -291,8 +293,7 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
     rules = settings.rules
     players = MatchPlayers(config, names)
     referee = GTPReferee(config.referee) if config.referee else None
-    play = PlaySettings(visits=config.visits, noise_epsilon=0.0, resign_threshold=resign_value(config.resign),
-                        max_moves=settings.move_cap, record_policy=False)
+    play = match_play(config)
     config.sgf_dir.mkdir(parents=True, exist_ok=True)
     dispatched = 0
 
