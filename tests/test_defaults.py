@@ -68,7 +68,7 @@ def test_play_defaults_have_one_home():
     from engine.gtp import EngineConfig
     from engine.play.settings import DEFAULT_RESIGN, DEFAULT_VISITS, PlaySettings
     from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
-    from train.config import RunConfig
+    from train.config import GATE_OPTIONS, RunConfig
     from train.gating import GateRule
     from train.match.inproc import DEFAULT_INPROC_VISITS
     from train.match.ladder import LadderConfig
@@ -78,7 +78,8 @@ def test_play_defaults_have_one_home():
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
     assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
     assert (run.play, run.c_puct) == (play, c.c_puct)
-    assert GateRule() == GateRule.from_config(run)
+    assert run.gate == GateRule()
+    assert not {f.name for f in dataclasses.fields(RunConfig)} & set(GATE_OPTIONS.values())   # GateRule's only
     assert DEFAULT_INPROC_VISITS == LadderConfig().visits == DEFAULT_VISITS
     assert MatchConfig.resign == EngineConfig().resign == DEFAULT_RESIGN
     assert GameSettings().rules == run.rules == EngineConfig().rules == Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)

@@ -83,15 +83,14 @@ def _option_type(f: dataclasses.Field) -> type:
     return int if t.startswith("int") else float if t.startswith("float") else str
 
 
-def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
-                       suppress_defaults: bool = False) -> None:
-    """Adds one ``--OPTION`` per :class:`PlaySettings` field named in ``options`` (field ->
-    option name with underscores, e.g. ``{"forced_playouts_k": "forced_playouts"}``; the
-    option's dest), in the dataclass's order, with the field's help, type and choices and the
-    default of ``defaults`` (default: PlaySettings()).  With ``suppress_defaults`` an option
-    not given stays absent from the namespace."""
-    defaults = defaults or PlaySettings()
-    for f in dataclasses.fields(PlaySettings):
+def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
+                        suppress_defaults: bool = False) -> None:
+    """Adds one ``--OPTION`` per field of the dataclass instance ``defaults`` named in
+    ``options`` (field -> option name with underscores, e.g. ``{"forced_playouts_k":
+    "forced_playouts"}``; the option's dest), in the dataclass's order, with the field's
+    ``help`` and ``choices`` metadata, its type and ``defaults``' value as the default.  With
+    ``suppress_defaults`` an option not given stays absent from the namespace."""
+    for f in dataclasses.fields(defaults):
         if f.name not in options:
             continue
         dest, value = options[f.name], getattr(defaults, f.name)
@@ -101,17 +100,33 @@ def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySet
                            choices=f.metadata.get("choices"), help=f.metadata["help"] + shown)
 
 
-def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],
-                       base: PlaySettings | None = None) -> PlaySettings:
-    """``base`` (default: PlaySettings()) with the fields named in ``options`` (as in
-    :func:`add_play_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
+def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any) -> Any:
+    """The dataclass instance ``base`` with the fields named in ``options`` (as in
+    :func:`add_field_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
     option name) where it has them."""
     if isinstance(values, argparse.Namespace):
         values = vars(values)
     changes = {name: values[key] for name, key in options.items() if key in values}
-    return dataclasses.replace(base or PlaySettings(), **changes)
+    return dataclasses.replace(base, **changes)
+
+
+def field_options(obj: Any, options: Mapping[str, str]) -> dict[str, Any]:
+    """The fields named in ``options`` keyed by option name: :func:`fields_from`'s inverse."""
+    return {key: getattr(obj, name) for name, key in options.items()}
+
+
+def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
+                       suppress_defaults: bool = False) -> None:
+    """:func:`add_field_arguments` for :class:`PlaySettings` (default ``defaults``: PlaySettings())."""
+    add_field_arguments(group, defaults or PlaySettings(), options, suppress_defaults)
+
+
+def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],
+                       base: PlaySettings | None = None) -> PlaySettings:
+    """:func:`fields_from` for :class:`PlaySettings` (default ``base``: PlaySettings())."""
+    return fields_from(values, options, base or PlaySettings())
 
 
 def play_options(settings: PlaySettings, options: Mapping[str, str]) -> dict[str, Any]:
     """The fields named in ``options`` keyed by option name: :func:`play_settings_from`'s inverse."""
-    return {key: getattr(settings, name) for name, key in options.items()}
+    return field_options(settings, options)
