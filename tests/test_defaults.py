@@ -72,20 +72,26 @@ def test_play_defaults_have_one_home():
     from train.gating import GateRule
     from train.match.inproc import DEFAULT_INPROC_VISITS
     from train.match.ladder import LadderConfig
-    from train.match.cli import build_parser as match_parser
-    from train.match.config import GameSettings, MatchConfig
+    from train.match.cli import build_parser as match_parser, config_from_args
+    from train.match.config import GameSettings, MatchConfig, inproc_play
 
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
     assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
     assert (run.play, run.c_puct) == (play, c.c_puct)
     assert run.gate == GateRule()
     assert not {f.name for f in dataclasses.fields(RunConfig)} & set(GATE_OPTIONS.values())   # GateRule's only
-    assert DEFAULT_INPROC_VISITS == LadderConfig().visits == DEFAULT_VISITS
-    assert MatchConfig.resign == EngineConfig().resign == DEFAULT_RESIGN
+    match = MatchConfig((), 2, GameSettings(), "sgf", "r.json")
+    assert DEFAULT_INPROC_VISITS == LadderConfig().play.visits == match.play.visits == DEFAULT_VISITS
+    assert match.play == LadderConfig().play == inproc_play()
+    assert match.play.resign == EngineConfig().resign == DEFAULT_RESIGN
+    assert not {"visits", "resign"} & {f.name for f in dataclasses.fields(MatchConfig)}     # its PlaySettings'
+    assert not {"visits", "resign"} & {f.name for f in dataclasses.fields(LadderConfig)}
     assert GameSettings().rules == run.rules == EngineConfig().rules == Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
-    args = match_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "sgf"])
+    argv = ["--black", "a", "--white", "b", "--sgf-dir", "sgf"]
+    args = match_parser().parse_args(argv)
     assert (args.komi, args.resign, args.rules, args.visits) == (DEFAULT_KOMI, DEFAULT_RESIGN, DEFAULT_RULES,
                                                                  DEFAULT_VISITS)
+    assert config_from_args(args, match_parser()).play == match.play
 
 
 def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
@@ -122,12 +128,18 @@ def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
 
     from engine.play.movepolicy import should_resign
     from engine.play.settings import resign_value
-    from train.match.config import GameSettings, MatchConfig
+    from train.match.cli import build_parser, config_from_args
+    from train.match.report import settings_entry
     from train.match.schedule import match_play
 
-    config = MatchConfig((), 2, GameSettings(size=9), "sgf", "r.json", resign=winrate)
+    parser = build_parser()
+    argv = ["--black", "a", "--white", "b", "--sgf-dir", "sgf", "--size", "9", "--seed", "1", "--visits", "32"]
+    config = config_from_args(parser.parse_args([*argv, "--resign", str(winrate)]), parser)
     play = match_play(config)
-    assert play.resign == winrate and resign_value(play.resign) == 2.0 * winrate - 1.0
+    assert (play.visits, play.resign, play.max_moves, play.noise_epsilon) == (32, winrate, 3 * 81, 0.0)
+    assert resign_value(play.resign) == 2.0 * winrate - 1.0          # the root value its records keep
+    entry = settings_entry(config)                                   # the results file: a winrate, as before
+    assert (entry["visits"], entry["resign"]) == (32, winrate) and list(entry)[-2:] == ["visits", "resign"]
     before = (2.0 * winrate - 1.0 + 1.0) / 2.0
     v = np.float32(2.0 * winrate - 1.0)
     values = [v]

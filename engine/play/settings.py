@@ -60,7 +60,7 @@ class PlaySettings:
     noise_epsilon: float = _help(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
     noise_alpha: float = _help(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                                "(0.03 per move on 19x19, as AlphaGo Zero)")
-    resign: float = _help(0.0, "resign when the winrate falls below this (0: never)")
+    resign: float = _help(0.0, "resign when the winrate falls below this (0: never)", metavar="WINRATE")
     max_moves: int | None = _help(None, "move cap, scored as if passed out "
                                         f"(default {MOVE_CAP_PER_POINT}*N*N)")
     record_policy: bool = _help(True, "keep visit distributions of full searches")
@@ -84,20 +84,22 @@ def _option_type(f: dataclasses.Field) -> type:
 
 
 def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
-                        suppress_defaults: bool = False) -> None:
+                        suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
     """Adds one ``--OPTION`` per field of the dataclass instance ``defaults`` named in
     ``options`` (field -> option name with underscores, e.g. ``{"forced_playouts_k":
     "forced_playouts"}``; the option's dest), in the dataclass's order, with the field's
-    ``help`` and ``choices`` metadata, its type and ``defaults``' value as the default.  With
+    ``help``, ``choices`` and ``metavar`` metadata, its type and ``defaults``' value as the
+    default.  ``helps`` (field -> text) words a field's help for one command.  With
     ``suppress_defaults`` an option not given stays absent from the namespace."""
     for f in dataclasses.fields(defaults):
         if f.name not in options:
             continue
         dest, value = options[f.name], getattr(defaults, f.name)
         shown = f" (default: {value})" if value is not None else ""
+        text = (helps or {}).get(f.name, f.metadata["help"])
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
                            default=argparse.SUPPRESS if suppress_defaults else value,
-                           choices=f.metadata.get("choices"), help=f.metadata["help"] + shown)
+                           choices=f.metadata.get("choices"), metavar=f.metadata.get("metavar"), help=text + shown)
 
 
 def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any) -> Any:
@@ -116,9 +118,11 @@ def field_options(obj: Any, options: Mapping[str, str]) -> dict[str, Any]:
 
 
 def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
-                       suppress_defaults: bool = False) -> None:
-    """:func:`add_field_arguments` for :class:`PlaySettings` (default ``defaults``: PlaySettings())."""
-    add_field_arguments(group, defaults or PlaySettings(), options, suppress_defaults)
+                       suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
+    """:func:`add_field_arguments` for :class:`PlaySettings`: a command's options for the
+    fields named in ``options``, with ``defaults`` (default: PlaySettings()) as its defaults
+    and ``helps`` as its wording where it has one."""
+    add_field_arguments(group, defaults or PlaySettings(), options, suppress_defaults, helps)
 
 
 def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],

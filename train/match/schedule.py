@@ -12,6 +12,7 @@ of slots.  Finished games are counted by a referee engine when one is given
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -137,10 +138,8 @@ def play_game(black: Player, white: Player, settings: GameSettings, opening: Seq
 
 
 def match_play(config: MatchConfig) -> PlaySettings:
-    """How the in-process engines of a match search and play: its visits and resignation winrate,
-    no noise, its move cap, no policy targets."""
-    return PlaySettings(visits=config.visits, noise_epsilon=0.0, resign=config.resign,
-                        max_moves=config.settings.move_cap, record_policy=False)
+    """How the in-process engines of a match search and play: its ``play`` with its move cap."""
+    return dataclasses.replace(config.play, max_moves=config.settings.move_cap)
 
 
 def _opening_for(config: MatchConfig, rnd: int) -> list[int]:
