@@ -7,8 +7,11 @@ defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules t
 :class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
 
 A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
-field, with the field's help and type) and reads it back with :func:`play_settings_from`, which
-also reads a saved config's flat keys (:func:`play_options` writes them).
+field, with the field's help and type, the command's defaults and wording) and reads it back
+with :func:`play_settings_from`, which also reads a saved config's flat keys
+(:func:`play_options` writes them).  The same three work for any dataclass whose fields carry
+their help (:func:`add_field_arguments`, :func:`fields_from`, :func:`field_options`; a training
+run's gate rule).
 """
 from __future__ import annotations
 
