@@ -68,20 +68,88 @@ def test_play_defaults_have_one_home():
     from engine.gtp import EngineConfig
     from engine.play.settings import DEFAULT_RESIGN, DEFAULT_VISITS, PlaySettings
     from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
-    from train.config import RunConfig
+    from train.config import GATE_OPTIONS, RunConfig
     from train.gating import GateRule
     from train.match.inproc import DEFAULT_INPROC_VISITS
     from train.match.ladder import LadderConfig
-    from train.match.cli import build_parser as match_parser
-    from train.match.config import GameSettings, MatchConfig
+    from train.match.cli import build_parser as match_parser, config_from_args
+    from train.match.config import GameSettings, MatchConfig, inproc_play
 
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
     assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
     assert (run.play, run.c_puct) == (play, c.c_puct)
-    assert GateRule() == GateRule.from_config(run)
-    assert DEFAULT_INPROC_VISITS == LadderConfig().visits == DEFAULT_VISITS
-    assert MatchConfig.resign == EngineConfig().resign == DEFAULT_RESIGN
+    assert run.gate == GateRule()
+    assert not {f.name for f in dataclasses.fields(RunConfig)} & set(GATE_OPTIONS.values())   # GateRule's only
+    match = MatchConfig((), 2, GameSettings(), "sgf", "r.json")
+    assert DEFAULT_INPROC_VISITS == LadderConfig().play.visits == match.play.visits == DEFAULT_VISITS
+    assert match.play == LadderConfig().play == inproc_play()
+    assert match.play.resign == EngineConfig().resign == DEFAULT_RESIGN
+    assert not {"visits", "resign"} & {f.name for f in dataclasses.fields(MatchConfig)}     # its PlaySettings'
+    assert not {"visits", "resign"} & {f.name for f in dataclasses.fields(LadderConfig)}
     assert GameSettings().rules == run.rules == EngineConfig().rules == Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
-    args = match_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "sgf"])
+    argv = ["--black", "a", "--white", "b", "--sgf-dir", "sgf"]
+    args = match_parser().parse_args(argv)
     assert (args.komi, args.resign, args.rules, args.visits) == (DEFAULT_KOMI, DEFAULT_RESIGN, DEFAULT_RULES,
                                                                  DEFAULT_VISITS)
+    assert config_from_args(args, match_parser()).play == match.play
+
+
+def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
+    """PlaySettings.resign is a winrate, as the engine's --resign; self-play calibrates a root
+    value and game records keep one: the conversions give the old thresholds exactly."""
+    import numpy as np
+
+    from engine.play.settings import PlaySettings, resign_value, resign_winrate
+    from train.config import RunConfig
+    from train.gating import gate_settings
+    from train.selfplay import ResignCalibrator, play_settings
+
+    assert PlaySettings().resign == 0.0 and resign_value(0.0) is None and resign_winrate(None) == 0.0
+    assert resign_winrate(-1.0) == 0.0 and resign_value(0.3) == 2 * 0.3 - 1
+    # Self-play's calibrated thresholds (the grid, up to any --resign-cap): the pool compares the
+    # winrate it compared before, and the record keeps the same float32 root value.
+    for t in np.round(np.arange(-0.99, 0.99 + 1e-9, 0.01), 2).tolist():
+        w = resign_winrate(t)
+        assert w == (t + 1.0) / 2.0
+        assert np.float32(resign_value(w)) == np.float32(t), t
+        if t <= -0.5:
+            assert resign_value(w) == t, t                      # the default cap: exactly
+    assert ResignCalibrator(cap=0.3).grid[-1] == 0.3
+    assert play_settings(RunConfig()).resign == 0.0             # until calibrated
+    assert gate_settings(RunConfig()).resign == (RunConfig.gate_resign_threshold + 1.0) / 2.0
+    assert gate_settings(RunConfig(gate_resign_threshold=-1.0)).resign == 0.0
+
+
+@pytest.mark.parametrize("winrate", [0.05, 0.02, 0.1, 0.15, 0.3, 0.01])
+def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
+    """The match hands the pool its winrate; before, the pool got 2w - 1 and compared against
+    its (v + 1) / 2.  Root values are float32 (C's), so every decision is the same."""
+    import numpy as np
+
+    from engine.play.movepolicy import should_resign
+    from engine.play.settings import resign_value
+    from train.match.cli import build_parser, config_from_args
+    from train.match.report import settings_entry
+    from train.match.schedule import match_play
+
+    parser = build_parser()
+    argv = ["--black", "a", "--white", "b", "--sgf-dir", "sgf", "--size", "9", "--seed", "1", "--visits", "32"]
+    config = config_from_args(parser.parse_args([*argv, "--resign", str(winrate)]), parser)
+    play = match_play(config)
+    assert (play.visits, play.resign, play.max_moves, play.noise_epsilon) == (32, winrate, 3 * 81, 0.0)
+    assert resign_value(play.resign) == 2.0 * winrate - 1.0          # the root value its records keep
+    entry = settings_entry(config)                                   # the results file: a winrate, as before
+    assert (entry["visits"], entry["resign"]) == (32, winrate) and list(entry)[-2:] == ["visits", "resign"]
+    before = (2.0 * winrate - 1.0 + 1.0) / 2.0
+    v = np.float32(2.0 * winrate - 1.0)
+    values = [v]
+    for direction in (-1.0, 1.0):
+        x = v
+        for _ in range(64):
+            x = np.nextafter(x, np.float32(direction))
+            values.append(x)
+    for value in values:
+        wr = (float(value) + 1.0) / 2.0
+        for handicap, white in ((0, False), (2, True)):
+            assert should_resign(wr, 60, 9, play.resign, 10, handicap, white) == \
+                should_resign(wr, 60, 9, before, 10, handicap, white), float(value)

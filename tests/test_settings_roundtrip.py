@@ -16,7 +16,8 @@ import pytest
 
 from engine.play.settings import PlaySettings, add_play_arguments, play_options, play_settings_from
 from engine.rules import Rules
-from train.config import RunConfig
+from train.config import GateRule, RunConfig
+from train.gating import gate_settings
 from train.loop import build_parser, prepare_run, resolve_config
 from train.rundir import RunDir
 
@@ -36,6 +37,9 @@ def test_a_previous_release_config_loads_with_every_value():
     assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
     assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
         (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
+    assert cfg.gate == GateRule(threshold=0.55, max_games=40, elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
+    assert (cfg.gate_resign_threshold, cfg.resign_cap) == (-0.8, -0.5)     # root values, as saved
+    assert gate_settings(cfg).resign == (-0.8 + 1.0) / 2.0                  # gating's resignation winrate
 
 
 def test_a_previous_release_run_directory_resumes(tmp_path):
@@ -47,6 +51,8 @@ def test_a_previous_release_run_directory_resumes(tmp_path):
     explicit = build_parser(suppress_defaults=True).parse_args(argv)
     cfg = resolve_config(args, explicit, rd)
     assert cfg.play.visits == 12                                      # given again: it overrides
+    assert resumed(rd, "--gate-games", "12", "--gate-elo1", "20").gate == \
+        GateRule(max_games=12, elo1=20.0)                             # the saved gate_games is 40
     assert cfg.to_dict() | {"visits": 16} == RunConfig.from_dict(previous()).to_dict()
     assert prepare_run(rd, cfg, resume=True) == cfg
     assert [n for n, _ in rd.list_models()] == [0] and rd.best_path.is_file()

@@ -124,9 +124,9 @@ def test_discard_and_finish():
 
 def test_resignation_and_no_resign_games():
     agent = Agent("m", BlackWinsEvaluator())
-    s = PlaySettings(visits=8, resign_threshold=-0.9)
+    s = PlaySettings(visits=8, resign=0.05)
     specs = [GameSpec(5, RULES, agent, agent, s, seed=1, allow_resign=True),
-             GameSpec(5, RULES, agent, agent, PlaySettings(visits=8, resign_threshold=-0.9, max_moves=12),
+             GameSpec(5, RULES, agent, agent, PlaySettings(visits=8, resign=0.05, max_moves=12),
                       seed=2, allow_resign=False)]
     pool = GamePool(2, games_of(specs), batch=16)
     finished = {fg.spec.seed: fg for fg in pool.run()}
@@ -136,6 +136,7 @@ def test_resignation_and_no_resign_games():
     # the first quarter of the board's points, 6 moves on 5x5): move 8 of the game.
     assert resigned.length == 7 and not resigned.scored
     assert played.no_resign and played.reason == "move cap" and played.length == 12
+    assert resigned.resign_threshold == np.float32(-0.9) and np.isnan(played.resign_threshold)  # root values
     # In the no-resign game White's values stayed below the threshold: it would have resigned first.
     assert (played.values[played.colors == WHITE] < -0.9).all()
     below = np.flatnonzero(played.values.astype(np.float32) < -0.9)
@@ -278,7 +279,7 @@ def test_a_game_that_ends_before_a_colour_moves_names_both_players(tmp_path, bla
     evaluator = ValueForEvaluator(0.95)
     cand = Resigner("model-0000008") if black_resigns else Agent("model-0000008", evaluator)
     best = Agent("model-0000000", evaluator) if black_resigns else Resigner("model-0000000")
-    s = PlaySettings(visits=8, resign_threshold=-0.9)
+    s = PlaySettings(visits=8, resign=0.05)
     pool = GamePool(1, games_of([GameSpec(5, RULES, cand, best, s, seed=1)]), batch=16)
     (fg,) = list(pool.run())
     rec = fg.record()

@@ -26,8 +26,9 @@ from pathlib import Path
 import torch
 
 from engine.play import searchopts
+from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import Rules
-from train.match.config import EngineSpec, GameSettings, MatchConfig
+from train.match.config import EngineSpec, GameSettings, MatchConfig, inproc_play
 from train.match.schedule import probe_engines, run_match
 from train.match.stats import elo_difference
 
@@ -58,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", default="chinese")
     p.add_argument("--random-moves", type=int, default=4,
                    help="random opening moves of each pair of games (default 4)")
-    p.add_argument("--resign", type=float, default=0.05,
-                   help="resignation winrate of both sides (default 0.05; 0 never resigns)")
+    p.add_argument("--resign", type=float, default=DEFAULT_RESIGN,
+                   help=f"resignation winrate of both sides (default {DEFAULT_RESIGN:g}; 0 never resigns)")
     p.add_argument("--parallel", type=int, default=8, help="games at once (default 8)")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
@@ -85,7 +86,7 @@ def run_variant(args: argparse.Namespace, name: str, options: dict[str, float]) 
                               move_time_limit=None if args.move_time is None else args.move_time + 5.0),
         sgf_dir=args.out / name, results_path=args.out / name / "results.json",
         parallel=args.parallel, move_time=args.move_time, random_moves=args.random_moves,
-        seed=args.seed, progress=False, visits=visits, resign=args.resign)
+        seed=args.seed, progress=False, play=inproc_play(visits, args.resign))
     t0 = time.perf_counter()
     results = run_match(config, probe_engines(config))
     games = results["games"]

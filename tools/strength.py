@@ -57,6 +57,7 @@ import numpy as np
 import torch
 
 from train.config import RunConfig, stage_threads
+from train.match.config import inproc_play
 from train.match.ladder import LadderConfig, play_match
 from train.match.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.rundir import RunDir, atomic_write_json
@@ -289,7 +290,7 @@ def play_pairs(rating_dir: Path, label: str, players: dict[str, Path], pairs: li
 def anchor_games(rating_dir: Path, player: str, path: Path, anchor: tuple[str, str], games: int,
                  cfg: RunConfig, visits: int, referee: str | None, seed: int) -> list[tuple[str, str, float]]:
     """``player`` against a GTP anchor through train.match (resumable: one match directory)."""
-    lc = LadderConfig(games=games, visits=visits, rules=cfg.rules, referee=referee,
+    lc = LadderConfig(games=games, play=inproc_play(visits), rules=cfg.rules, referee=referee,
                       seed=seed, gnugo=anchor[1])
     out = rating_dir / "anchors" / f"{player.replace('/', '_')}-{path.stem}-vs-{anchor[0]}"   # this net's match
     doc = play_match(out, lc, (player, f"inproc:{path}:visits={visits}"), anchor, games, cfg.board_size)

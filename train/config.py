@@ -30,8 +30,9 @@ from typing import Any
 from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import PlaySettings, add_play_arguments, play_options, play_settings_from
+from engine.play.settings import PlaySettings, add_field_arguments, field_options, fields_from
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
+from train.match.stats import SprtResult, sprt
 
 _SEARCH = SearchParams()   # C's search defaults
 
@@ -46,6 +47,47 @@ PIPELINES = ("async", "sync")
 
 def _opt(default: Any, help: str, **kw: Any) -> Any:
     return field(default=default, metadata={"help": help, **kw})
+
+
+# Gating verdicts (train.gating)
+PROMOTE, REJECT, CONTINUE = "promote", "reject", "continue"
+_EPS = 1e-9          # 0.55 * 400 is 220.00000000000003 in floating point
+
+
+@dataclass(frozen=True)
+class GateRule:
+    """When a gated candidate is promoted (the rule: :mod:`train.gating`'s docstring).  A
+    training run's ``--gate-*`` options and config.json keys (:data:`GATE_OPTIONS`)."""
+
+    threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
+    max_games: int = _opt(400, "most gating games counted per candidate")
+    elo0: float = _opt(0.0, "SPRT early stop: H0 elo of the candidate over the best")
+    elo1: float = _opt(35.0, "SPRT early stop: H1 elo")
+    alpha: float = _opt(0.05, "SPRT false-promotion rate")
+    beta: float = _opt(0.05, "SPRT false-rejection rate")
+
+    def decide(self, wins: int, losses: int, draws: int = 0) -> tuple[str, str, SprtResult]:
+        """(verdict, reason, SPRT result) after these counted games; verdict is PROMOTE, REJECT
+        or CONTINUE."""
+        n = wins + losses + draws
+        points = wins + 0.5 * draws
+        need = self.threshold * self.max_games
+        test = sprt(wins, losses, draws, self.elo0, self.elo1, self.alpha, self.beta)
+        if points + max(0, self.max_games - n) < need - _EPS:
+            return REJECT, (f"{self.threshold:.0%} of {self.max_games} out of reach "
+                            f"({points:g} points in {n} games, at most {points + max(0, self.max_games - n):g} reachable)"), test
+        if points >= need - _EPS:
+            return PROMOTE, f"{points:g} points reach {self.threshold:.0%} of {self.max_games}", test
+        if test.verdict == "accept":
+            return PROMOTE, f"SPRT accept after {n} games (LLR {test.llr:.2f})", test
+        if test.verdict == "reject":
+            return REJECT, f"SPRT reject after {n} games (LLR {test.llr:.2f})", test
+        return CONTINUE, "", test
+
+
+# GateRule's fields given as options (field -> option and config.json key).
+GATE_OPTIONS = {"threshold": "gate_threshold", "max_games": "gate_games", "elo0": "gate_elo0",
+                "elo1": "gate_elo1", "alpha": "gate_alpha", "beta": "gate_beta"}
 
 
 @dataclass
@@ -76,7 +118,7 @@ class RunConfig:
                               "(default: the file's key games, else 0)")
     # self-play search
     temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
-    play: PlaySettings = field(default_factory=PlaySettings, metadata={"play": PLAY_OPTIONS})
+    play: PlaySettings = field(default_factory=PlaySettings, metadata={"options": PLAY_OPTIONS})
     # (the options and config.json keys of PLAY_OPTIONS; train.selfplay.play_settings sets the
     # other fields per game: temperature moves, move cap, calibrated resignation)
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
@@ -140,12 +182,7 @@ class RunConfig:
                                  "each samples its share of --train-batch from its shard of the "
                                  "replay window; rank 0 writes the checkpoints")
     # gating (--mode agz)
-    gate_threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
-    gate_games: int = _opt(400, "most gating games counted per candidate")
-    gate_elo0: float = _opt(0.0, "SPRT early stop: H0 elo of the candidate over the best")
-    gate_elo1: float = _opt(35.0, "SPRT early stop: H1 elo")
-    gate_alpha: float = _opt(0.05, "SPRT false-promotion rate")
-    gate_beta: float = _opt(0.05, "SPRT false-rejection rate")
+    gate: GateRule = field(default_factory=GateRule, metadata={"options": GATE_OPTIONS})
     gate_workers: int = _opt(2, "gating worker threads (each plays its share of the games in flight)")
     gate_parallel_games: int = _opt(32, "gating games in flight (over all gating workers)")
     gate_visits: int | None = _opt(None, "root visits per gating move (default --visits)")
@@ -153,7 +190,8 @@ class RunConfig:
     gate_temperature_moves: int | None = _opt(None, "opening moves of gating games sampled at "
                                                     "--gate-temperature, for variety (default N//2)")
     gate_temperature: float = _opt(0.5, "T of those moves (no Dirichlet noise in gating)")
-    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value (-1: never)")
+    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value, -1..1 (winrate "
+                                              "(v + 1) / 2; -1: never)")
     gate_deadline_min: float = _opt(120.0, "a gating game not returned after max(this, factor x median "
                                            "game time) seconds is declared lost (not counted)")
     gate_deadline_factor: float = _opt(4.0, "see --gate-deadline-min")
@@ -201,9 +239,12 @@ class RunConfig:
             raise ValueError("--visits must be positive")
         for name in ("batch", "parallel_games", "train_batch", "checkpoint_every",
                      "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers",
-                     "gate_games", "gate_workers", "gate_parallel_games"):
+                     "gate_workers", "gate_parallel_games"):
             if getattr(self, name) < (0 if name == "blocks" else 1):
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
+        gate = self.gate
+        if gate.max_games < 1:
+            raise ValueError("--gate-games must be positive")
         if self.selfplay_search_threads < 1:
             raise ValueError("--selfplay-search-threads must be positive")
         if self.selfplay_lanes not in (1, 2):
@@ -212,9 +253,9 @@ class RunConfig:
             raise ValueError(f"--mode {self.mode} is not available (known: {', '.join(MODES)})")
         if self.pipeline not in PIPELINES:
             raise ValueError(f"--pipeline must be one of {', '.join(PIPELINES)}")
-        if not 0.0 < self.gate_threshold <= 1.0:
+        if not 0.0 < gate.threshold <= 1.0:
             raise ValueError("--gate-threshold must be in (0, 1]")
-        if not self.gate_elo0 < self.gate_elo1 or not (0 < self.gate_alpha < 1 and 0 < self.gate_beta < 1):
+        if not gate.elo0 < gate.elo1 or not (0 < gate.alpha < 1 and 0 < gate.beta < 1):
             raise ValueError("gating SPRT needs elo0 < elo1 and alpha, beta in (0, 1)")
         if self.train_devices < 1:
             raise ValueError("--train-devices must be positive")
@@ -247,14 +288,14 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         """The config.json form, keyed as the command line's options (:data:`OPTIONS`): one key
         per field, the rules as ``komi`` and ``rules`` (the preset's name), the play settings as
-        :data:`PLAY_OPTIONS`."""
+        :data:`PLAY_OPTIONS` and the gate rule as :data:`GATE_OPTIONS`."""
         d: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if isinstance(value, Rules):
                 d["komi"], d["rules"] = value.komi, value.name
-            elif isinstance(value, PlaySettings):
-                d.update(play_options(value, PLAY_OPTIONS))
+            elif "options" in f.metadata:
+                d.update(field_options(value, f.metadata["options"]))
             else:
                 d[f.name] = value
         return d
@@ -263,10 +304,12 @@ class RunConfig:
     def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
         """Reads :meth:`to_dict`'s form (unknown keys are ignored, missing ones take the
         defaults); ValueError for unknown rules or a bad komi."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"rules", "play"}
+        fields = dataclasses.fields(cls)
+        nested = {f.name: fields_from(d, f.metadata["options"], f.default_factory())
+                  for f in fields if "options" in f.metadata}
+        names = {f.name for f in fields} - {"rules"} - set(nested)
         rules = Rules.preset(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))
-        return cls(rules=rules, play=play_settings_from(d, PLAY_OPTIONS),
-                   **{k: v for k, v in d.items() if k in names})
+        return cls(rules=rules, **nested, **{k: v for k, v in d.items() if k in names})
 
 
 # The options of add_arguments and keys of config.json, one per setting.
@@ -307,8 +350,8 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
             group.add_argument(flag, dest=f.name, type=str, default=name,
                                help=meta["help"] + f" (default: {f.default.name})")
             continue
-        if "play" in meta:                      # the PlaySettings fields given as options
-            add_play_arguments(group, meta["play"], f.default_factory(), suppress_defaults)
+        if "options" in meta:                   # the PlaySettings and GateRule fields given as options
+            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults)
             continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""

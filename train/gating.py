@@ -75,54 +75,20 @@ import numpy as np
 import torch
 
 from engine.core import BLACK, WHITE, Rules
-from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
+from engine.play.settings import resign_winrate
+from train.config import (CONTINUE, PROMOTE, REJECT, GateRule, RunConfig, StopFlag, die_with_parent, pin_stage,
+                          stage_device, stage_threads)
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
 from train.games.records import write_sgf
 from train.rundir import RunDir
 from train.selfplay import make_agent
-from train.match.stats import SprtResult, elo_difference, sprt
+from train.match.stats import elo_difference
 
-PROMOTE, REJECT, CONTINUE, VOID = "promote", "reject", "continue", "void"
-_EPS = 1e-9          # 0.55 * 400 is 220.00000000000003 in floating point
+VOID = "void"          # a game number failed too often: no decision
 
 
 # ---------------------------------------------------------------------------------------------
-# The rule
-
-
-@dataclass(frozen=True)
-class GateRule:
-    """When a candidate is promoted (see the module docstring)."""
-
-    threshold: float = RunConfig.gate_threshold      # a training run's defaults (train.config)
-    max_games: int = RunConfig.gate_games
-    elo0: float = RunConfig.gate_elo0
-    elo1: float = RunConfig.gate_elo1
-    alpha: float = RunConfig.gate_alpha
-    beta: float = RunConfig.gate_beta
-
-    @classmethod
-    def from_config(cls, cfg: RunConfig) -> "GateRule":
-        return cls(cfg.gate_threshold, cfg.gate_games, cfg.gate_elo0, cfg.gate_elo1, cfg.gate_alpha,
-                   cfg.gate_beta)
-
-    def decide(self, wins: int, losses: int, draws: int = 0) -> tuple[str, str, SprtResult]:
-        """(verdict, reason, SPRT result) after these counted games; verdict is PROMOTE, REJECT
-        or CONTINUE."""
-        n = wins + losses + draws
-        points = wins + 0.5 * draws
-        need = self.threshold * self.max_games
-        test = sprt(wins, losses, draws, self.elo0, self.elo1, self.alpha, self.beta)
-        if points + max(0, self.max_games - n) < need - _EPS:
-            return REJECT, (f"{self.threshold:.0%} of {self.max_games} out of reach "
-                            f"({points:g} points in {n} games, at most {points + max(0, self.max_games - n):g} reachable)"), test
-        if points >= need - _EPS:
-            return PROMOTE, f"{points:g} points reach {self.threshold:.0%} of {self.max_games}", test
-        if test.verdict == "accept":
-            return PROMOTE, f"SPRT accept after {n} games (LLR {test.llr:.2f})", test
-        if test.verdict == "reject":
-            return REJECT, f"SPRT reject after {n} games (LLR {test.llr:.2f})", test
-        return CONTINUE, "", test
+# The rule: train.config.GateRule, a training run's --gate-* options
 
 
 @dataclass
@@ -488,9 +454,9 @@ class GateMatch:
 
 
 def gate_settings(cfg: RunConfig) -> PlaySettings:
-    resign = cfg.gate_resign_threshold if cfg.gate_resign_threshold > -1.0 else None
     return PlaySettings(visits=cfg.gate_visits or cfg.play.visits, temperature_moves=cfg.gate_temperature_plies(),
-                        temperature=cfg.gate_temperature, noise_epsilon=0.0, resign_threshold=resign,
+                        temperature=cfg.gate_temperature, noise_epsilon=0.0,
+                        resign=resign_winrate(cfg.gate_resign_threshold),
                         max_moves=cfg.move_cap(), record_policy=False)
 
 
@@ -527,7 +493,7 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
             return
         write_sgf(rd.gating_sgf_path(cand_id, index), fg.record(), game_name=f"{cand_id} gating game {index}")
 
-    args = (make_agents, GateRule.from_config(cfg), cfg.board_size, cfg.rules,
+    args = (make_agents, cfg.gate, cfg.board_size, cfg.rules,
             gate_settings(cfg))
     kwargs = dict(workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
                   batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,
@@ -573,7 +539,7 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
     torch.set_num_threads(stage_threads(cfg, "gate"))
     device = stage_device(cfg, "gate")
     print(f"gate: {cfg.gate_workers} workers, {cfg.gate_parallel_games} games in flight, "
-          f"{cfg.gate_threshold:.0%} of {cfg.gate_games}, SPRT({cfg.gate_elo0:g}, {cfg.gate_elo1:g})", flush=True)
+          f"{cfg.gate.threshold:.0%} of {cfg.gate.max_games}, SPRT({cfg.gate.elo0:g}, {cfg.gate.elo1:g})", flush=True)
     last = [time.time()]
 
     def progress(worker: int, pool: GamePool) -> None:

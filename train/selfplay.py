@@ -47,6 +47,7 @@ import torch
 from engine.nets import weights
 from engine.core import BLACK, WHITE
 from engine.nets.loading import load_evaluator
+from engine.play.settings import resign_winrate
 from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
 from train.games.records import GameRecord, read_npz, write_npz, write_sgf
@@ -137,7 +138,7 @@ def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Ag
 
 
 def play_settings(cfg: RunConfig) -> PlaySettings:
-    return dataclasses.replace(cfg.play, temperature_moves=cfg.temperature_plies(), resign_threshold=None,
+    return dataclasses.replace(cfg.play, temperature_moves=cfg.temperature_plies(), resign=0.0,
                                max_moves=cfg.move_cap())
 
 
@@ -191,8 +192,12 @@ class SelfPlayWorker:
         self.calibrator.calibrate()
         self._update_threshold()
 
+    def resign_threshold(self) -> float | None:
+        """The calibrated root value threshold in force (None: nobody resigns)."""
+        return self.calibrator.threshold if self.cfg.resign else None
+
     def _update_threshold(self) -> None:
-        self.settings.resign_threshold = self.calibrator.threshold if self.cfg.resign else None
+        self.settings.resign = resign_winrate(self.resign_threshold())
 
     def _next_game(self, slot: Slot) -> GameSpec | None:
         if self.stop is not None and (self.stop or self.stop.drain):
@@ -279,7 +284,7 @@ class SelfPlayWorker:
             "move_share": d.move_seconds / wall,
             "mean_game_length": float(np.mean(self.lengths)) if self.lengths else None,
             "resigned_share": float(np.mean(self.resigned)) if self.resigned else None,
-            "resign_threshold": self.settings.resign_threshold,
+            "resign_threshold": self.resign_threshold(),
             "resign_fp_rate": fp, "resign_fp_games": fp_n,
             "no_resign_games": len(self.calibrator.games),
             "in_flight": len(self.pool.active()), "abandoned": d.abandoned,

@@ -7,8 +7,11 @@ defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules t
 :class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
 
 A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
-field, with the field's help and type) and reads it back with :func:`play_settings_from`, which
-also reads a saved config's flat keys (:func:`play_options` writes them).
+field, with the field's help and type, the command's defaults and wording) and reads it back
+with :func:`play_settings_from`, which also reads a saved config's flat keys
+(:func:`play_options` writes them).  The same three work for any dataclass whose fields carry
+their help (:func:`add_field_arguments`, :func:`fields_from`, :func:`field_options`; a training
+run's gate rule).
 """
 from __future__ import annotations
 
@@ -22,8 +25,21 @@ from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
 DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign, matches)
+# Resignation is a winrate (0..1, 0: never) everywhere: the engine's --resign, matches, the ladder
+# and PlaySettings.resign.  Self-play calibrates it as a root value (-1..1) and game records keep
+# the threshold in force as one; resign_winrate and resign_value are the conversions.
 
 _C = SearchParams()           # C's search defaults
+
+
+def resign_winrate(value: float | None) -> float:
+    """The resignation winrate of a root value threshold (-1..1; -1 or None: never, 0.0)."""
+    return 0.0 if value is None or value <= -1.0 else (value + 1.0) / 2.0
+
+
+def resign_value(winrate: float) -> float | None:
+    """The root value threshold (-1..1) of a resignation winrate (0: never, None)."""
+    return None if winrate <= 0 else 2.0 * winrate - 1.0
 
 
 def _help(default, help: str, **kw):
@@ -47,7 +63,7 @@ class PlaySettings:
     noise_epsilon: float = _help(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
     noise_alpha: float = _help(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                                "(0.03 per move on 19x19, as AlphaGo Zero)")
-    resign_threshold: float | None = _help(None, "resign when the root value falls below (None: never)")
+    resign: float = _help(0.0, "resign when the winrate falls below this (0: never)", metavar="WINRATE")
     max_moves: int | None = _help(None, "move cap, scored as if passed out "
                                         f"(default {MOVE_CAP_PER_POINT}*N*N)")
     record_policy: bool = _help(True, "keep visit distributions of full searches")
@@ -70,35 +86,54 @@ def _option_type(f: dataclasses.Field) -> type:
     return int if t.startswith("int") else float if t.startswith("float") else str
 
 
-def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
-                       suppress_defaults: bool = False) -> None:
-    """Adds one ``--OPTION`` per :class:`PlaySettings` field named in ``options`` (field ->
-    option name with underscores, e.g. ``{"forced_playouts_k": "forced_playouts"}``; the
-    option's dest), in the dataclass's order, with the field's help, type and choices and the
-    default of ``defaults`` (default: PlaySettings()).  With ``suppress_defaults`` an option
-    not given stays absent from the namespace."""
-    defaults = defaults or PlaySettings()
-    for f in dataclasses.fields(PlaySettings):
+def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
+                        suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
+    """Adds one ``--OPTION`` per field of the dataclass instance ``defaults`` named in
+    ``options`` (field -> option name with underscores, e.g. ``{"forced_playouts_k":
+    "forced_playouts"}``; the option's dest), in the dataclass's order, with the field's
+    ``help``, ``choices`` and ``metavar`` metadata, its type and ``defaults``' value as the
+    default.  ``helps`` (field -> text) words a field's help for one command.  With
+    ``suppress_defaults`` an option not given stays absent from the namespace."""
+    for f in dataclasses.fields(defaults):
         if f.name not in options:
             continue
         dest, value = options[f.name], getattr(defaults, f.name)
         shown = f" (default: {value})" if value is not None else ""
+        text = (helps or {}).get(f.name, f.metadata["help"])
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
                            default=argparse.SUPPRESS if suppress_defaults else value,
-                           choices=f.metadata.get("choices"), help=f.metadata["help"] + shown)
+                           choices=f.metadata.get("choices"), metavar=f.metadata.get("metavar"), help=text + shown)
 
 
-def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],
-                       base: PlaySettings | None = None) -> PlaySettings:
-    """``base`` (default: PlaySettings()) with the fields named in ``options`` (as in
-    :func:`add_play_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
+def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any) -> Any:
+    """The dataclass instance ``base`` with the fields named in ``options`` (as in
+    :func:`add_field_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
     option name) where it has them."""
     if isinstance(values, argparse.Namespace):
         values = vars(values)
     changes = {name: values[key] for name, key in options.items() if key in values}
-    return dataclasses.replace(base or PlaySettings(), **changes)
+    return dataclasses.replace(base, **changes)
+
+
+def field_options(obj: Any, options: Mapping[str, str]) -> dict[str, Any]:
+    """The fields named in ``options`` keyed by option name: :func:`fields_from`'s inverse."""
+    return {key: getattr(obj, name) for name, key in options.items()}
+
+
+def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
+                       suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
+    """:func:`add_field_arguments` for :class:`PlaySettings`: a command's options for the
+    fields named in ``options``, with ``defaults`` (default: PlaySettings()) as its defaults
+    and ``helps`` as its wording where it has one."""
+    add_field_arguments(group, defaults or PlaySettings(), options, suppress_defaults, helps)
+
+
+def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],
+                       base: PlaySettings | None = None) -> PlaySettings:
+    """:func:`fields_from` for :class:`PlaySettings` (default ``base``: PlaySettings())."""
+    return fields_from(values, options, base or PlaySettings())
 
 
 def play_options(settings: PlaySettings, options: Mapping[str, str]) -> dict[str, Any]:
     """The fields named in ``options`` keyed by option name: :func:`play_settings_from`'s inverse."""
-    return {key: getattr(settings, name) for name, key in options.items()}
+    return field_options(settings, options)

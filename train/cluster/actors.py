@@ -20,7 +20,7 @@ import torch
 
 from engine.nets import flops
 from train.config import RunConfig
-from train.gating import GateMatch, GateRule, candidate_score, gate_settings
+from train.gating import GateMatch, candidate_score, gate_settings
 from train.games.pool import GamePool
 from train.rundir import RunDir, atomic_write
 from train.selfplay import SelfPlayWorker, make_agent
@@ -177,7 +177,7 @@ class GateActor:
             atomic_write(path, lambda f, d=data: f.write(d))
             agents.append(make_agent(path, c, seed=int(seed), device=c.gate_device or c.device))
         self.candidate, self.best = agents
-        self.match = GateMatch(lambda w: (self.candidate, self.best), GateRule.from_config(c), c.board_size,
+        self.match = GateMatch(lambda w: (self.candidate, self.best), c.gate, c.board_size,
                                c.rules, gate_settings(c), workers=1, slots=slots,
                                seed=match_seed)
         self.queue: deque[int] = deque()

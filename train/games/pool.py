@@ -491,9 +491,8 @@ class GamePool:
         tree, agent = slot.tree, slot.agent
         value = tree.value
         visits = tree.visits
-        if (spec.allow_resign and s.resign_threshold is not None
-                and should_resign((value + 1.0) / 2.0, len(game.moves), game.size, (s.resign_threshold + 1.0) / 2.0,
-                                  visits, handicap=len(slot.setup), white=color == WHITE)):
+        if spec.allow_resign and should_resign((value + 1.0) / 2.0, len(game.moves), game.size, s.resign, visits,
+                                               handicap=len(slot.setup), white=color == WHITE):
             return self._finish(slot, "resign", other(color))
         policy = None
         gumbel = slot.gumbel if slot.gumbel is not None and slot.gumbel.started else None

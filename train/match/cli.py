@@ -37,13 +37,17 @@ from pathlib import Path
 import torch
 
 from engine import coords
-from engine.play.settings import DEFAULT_RESIGN
+from engine.play.settings import add_play_arguments, play_settings_from
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
 from train.games.gtp_client import EngineError, GTPClient, GTPError
-from train.match.inproc import DEFAULT_INPROC_VISITS
-from train.match.config import EngineSpec, GameSettings, MatchConfig
+from train.match.config import MATCH_PLAY_OPTIONS, EngineSpec, GameSettings, MatchConfig, inproc_play
 from train.match.report import format_summary
 from train.match.schedule import ResumeError, probe_engines, run_match, saved_seed
+
+
+# The in-process engines' play options (MATCH_PLAY_OPTIONS), worded for a match.
+MATCH_PLAY_HELP = {"visits": "root visits per move of in-process engines without a visits= option",
+                   "resign": "in-process engines resign below this root winrate (0: never)"}
 
 
 def _parse_engine(text: str) -> EngineSpec:
@@ -103,12 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--white", metavar="CMD", help="engine B (White in game 0)")
     parser.add_argument("--engine", metavar="NAME=CMD", type=_parse_engine, action="append",
                         default=[], help="round robin: an engine (repeat, 2 or more)")
-    parser.add_argument("--visits", type=int, default=DEFAULT_INPROC_VISITS,
-                        help="root visits per move of in-process engines without a visits= "
-                        f"option (default {DEFAULT_INPROC_VISITS})")
-    parser.add_argument("--resign", type=float, default=DEFAULT_RESIGN, metavar="WINRATE",
-                        help="in-process engines resign below this root winrate "
-                        f"(default {DEFAULT_RESIGN:g}; 0 never)")
+    add_play_arguments(parser, MATCH_PLAY_OPTIONS, inproc_play(), helps=MATCH_PLAY_HELP)
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads for in-process nets (default: torch's choice)")
     parser.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
@@ -225,8 +224,7 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         sprt_beta=args.sprt_beta,
         command_timeout=args.command_timeout,
         progress=not args.no_progress,
-        visits=args.visits,
-        resign=args.resign,
+        play=play_settings_from(args, MATCH_PLAY_OPTIONS, inproc_play()),
         resume=args.resume,
     )
 

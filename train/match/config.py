@@ -5,13 +5,24 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.core import Rules
-from engine.play.settings import DEFAULT_RESIGN
+from engine.play.settings import DEFAULT_RESIGN, PlaySettings
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
 from train.match.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
+
+# The PlaySettings fields a match's (and the ladder's) command line gives: field -> option and
+# the results file's settings key.
+MATCH_PLAY_OPTIONS = {"visits": "visits", "resign": "resign"}
+
+
+def inproc_play(visits: int = DEFAULT_INPROC_VISITS, resign: float = DEFAULT_RESIGN) -> PlaySettings:
+    """How a match's in-process engines search and play: ``visits`` (when their spec has no
+    visits=), resignation below the winrate ``resign`` (0: never), no noise, no policy targets;
+    the move cap is the match's (:attr:`GameSettings.move_cap`)."""
+    return PlaySettings(visits=visits, resign=resign, noise_epsilon=0.0, record_policy=False)
 
 
 @dataclass(frozen=True)
@@ -61,8 +72,9 @@ class MatchConfig:
     (elo0, elo1) for the first engine over the second (two-engine matches);
     the match stops scheduling games once it is decided. ``seed`` fixes the
     random openings (the same list for both games of a colour-swapped pair).
-    ``visits`` is the default search size of in-process engines and ``resign``
-    their resignation winrate (0: never; the rule is ``engine.play.movepolicy.should_resign``).
+    ``play`` is how in-process engines search and play (:func:`inproc_play`): its ``visits``
+    the default search size, its ``resign`` their resignation winrate (0: never; the rule is
+    ``engine.play.movepolicy.should_resign``).
     ``resume`` keeps the finished games of ``results_path`` (a match with the same engines and
     settings; ``train.match.schedule.resumed_games``) and plays only the others.
     """
@@ -83,12 +95,11 @@ class MatchConfig:
     sprt_beta: float = 0.05
     command_timeout: float = 60.0
     progress: bool = True
-    visits: int = DEFAULT_INPROC_VISITS
-    resign: float = DEFAULT_RESIGN
+    play: PlaySettings = field(default_factory=inproc_play)
     resume: bool = False
 
     def inproc_visits(self, spec: InProcessSpec) -> int:
-        return spec.visits if spec.visits is not None else self.visits
+        return spec.visits if spec.visits is not None else self.play.visits
 
 
 @dataclass(frozen=True)

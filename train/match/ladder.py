@@ -44,7 +44,7 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -55,8 +55,8 @@ from engine import sgf
 from engine.nets import weights
 from engine.core import BLACK, Game, Rules
 from engine.nets.loading import load_evaluator
-from engine.play.settings import DEFAULT_VISITS
-from train.match.config import EngineSpec, GameSettings, MatchConfig
+from engine.play.settings import PlaySettings, add_play_arguments, play_settings_from
+from train.match.config import EngineSpec, GameSettings, MatchConfig, inproc_play
 from train.match.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.report import plot_ladder
 from train.rundir import RunDir, atomic_write_json
@@ -69,6 +69,9 @@ ANCHOR = "gnugo-L1"
 GNUGO = "/usr/games/gnugo --mode gtp --chinese-rules --level {level}"
 REFEREE = "/usr/games/gnugo --mode gtp --chinese-rules --level 0"
 PACHI_DEFAULT = "/work/pachi/pachi"
+# The checkpoints' PlaySettings fields the command line gives, and their wording.
+LADDER_PLAY_OPTIONS = {"visits": "visits"}
+LADDER_PLAY_HELP = {"visits": "root visits per move of the checkpoints (as python -m engine)"}
 PACHI_MIN_PLAYOUTS = 500            # Pachi >= 12.10 refuses -t =N below this (GJ_MINGAMES)
 
 
@@ -77,7 +80,7 @@ class LadderConfig:
     levels: tuple[int, ...] = (1, 5, 10)
     games: int = 20
     pair_games: int = 10
-    visits: int = DEFAULT_VISITS
+    play: PlaySettings = field(default_factory=inproc_play)     # the checkpoints': visits, resignation
     checkpoints: int = 6
     every_steps: int = 0
     rules: Rules = Rules.preset("chinese", 7.0)
@@ -180,7 +183,7 @@ def play_match(out: Path, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, s
         engines=(EngineSpec(a[0], a[1]), EngineSpec(b[0], b[1])), games=games,
         settings=GameSettings(size=size, rules=cfg.rules, max_moves=cfg.move_cap),
         sgf_dir=out, results_path=out / "results.json", parallel=cfg.parallel,
-        referee=cfg.referee, seed=cfg.seed, visits=cfg.visits, progress=cfg.progress)
+        referee=cfg.referee, seed=cfg.seed, play=cfg.play, progress=cfg.progress)
     engines = probe_engines(config)
     for label, entry in engines.items():
         entry["name"] = label               # the ladder's names: model ids, gnugo-L<level>, pachi-<N>
@@ -194,7 +197,7 @@ def run_ladder(rd: RunDir, cfg: LadderConfig, log=print) -> list[tuple[int, Path
     fixed = anchors(cfg)
     previous: tuple[str, str] | None = None
     for step, path in chosen:
-        me = (RunDir.model_id(path), f"inproc:{path}:visits={cfg.visits}")
+        me = (RunDir.model_id(path), f"inproc:{path}:visits={cfg.play.visits}")
         for i, anchor in enumerate(fixed):
             if i > 0:
                 doc = _results(match_dir(rd, me[0], fixed[i - 1][0]))
@@ -396,8 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help=f"games per checkpoint and level (default {d.games})")
     ap.add_argument("--pair-games", type=int, default=d.pair_games,
                     help=f"games between consecutive rated checkpoints (default {d.pair_games}; 0: none)")
-    ap.add_argument("--visits", type=int, default=d.visits, help="root visits per move of the checkpoints "
-                                                                 f"(default {d.visits}, as python -m engine)")
+    add_play_arguments(ap, LADDER_PLAY_OPTIONS, d.play, helps=LADDER_PLAY_HELP)
     ap.add_argument("--checkpoints", type=int, default=d.checkpoints,
                     help=f"evenly spaced checkpoints to rate (default {d.checkpoints})")
     ap.add_argument("--every-steps", type=int, default=d.every_steps,
@@ -439,7 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = d.rules.with_komi(a.komi)
     except ValueError as exc:
         ap.error(f"--komi: {exc}")
-    cfg = LadderConfig(levels=tuple(a.levels), games=a.games, pair_games=a.pair_games, visits=a.visits,
+    cfg = LadderConfig(levels=tuple(a.levels), games=a.games, pair_games=a.pair_games,
+                       play=play_settings_from(a, LADDER_PLAY_OPTIONS, d.play),
                        checkpoints=a.checkpoints, every_steps=a.every_steps, rules=rules, gnugo=a.gnugo,
                        pachi=a.pachi, pachi_playouts=tuple(a.pachi_playouts),
                        referee=None if a.referee.lower() == "none" else a.referee, parallel=a.parallel,

@@ -12,6 +12,7 @@ of slots.  Finished games are counted by a referee engine when one is given
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import random
@@ -136,9 +137,9 @@ def play_game(black: Player, white: Player, settings: GameSettings, opening: Seq
     return count_record(game.record(), game.game, referee)
 
 
-def resign_value(winrate: float) -> float | None:
-    """Root value (-1..1) below which a player resigns, for a winrate (0: never, None)."""
-    return None if winrate <= 0 else 2.0 * winrate - 1.0
+def match_play(config: MatchConfig) -> PlaySettings:
+    """How the in-process engines of a match search and play: its ``play`` with its move cap."""
+    return dataclasses.replace(config.play, max_moves=config.settings.move_cap)
 
 
 def _opening_for(config: MatchConfig, rnd: int) -> list[int]:
@@ -291,8 +292,7 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
     rules = settings.rules
     players = MatchPlayers(config, names)
     referee = GTPReferee(config.referee) if config.referee else None
-    play = PlaySettings(visits=config.visits, noise_epsilon=0.0, resign_threshold=resign_value(config.resign),
-                        max_moves=settings.move_cap, record_policy=False)
+    play = match_play(config)
     config.sgf_dir.mkdir(parents=True, exist_ok=True)
     dispatched = 0
 
