@@ -84,7 +84,7 @@ ENDINGS = ("passes", "resign", "move cap") + FORFEITS
 
 def result_text(winner: int, reason: str, score: float) -> str:
     """The SGF/GTP result of a game, the one formatter: ``B+R`` (resignation), ``W+T`` (time),
-    ``B+F`` (crash, illegal move, error), else the count as :func:`engine.scoring.format_result`
+    ``B+F`` (crash, illegal move, error), else the count as :func:`engine.rules.format_result`
     writes it (``B+3.5``, ``W+0.5``, ``0``); ``score`` is Black minus White."""
     if winner in (BLACK, WHITE) and reason not in ("passes", "move cap"):
         letter = "B" if winner == BLACK else "W"
