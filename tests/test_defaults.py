@@ -115,6 +115,8 @@ def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
         if t <= -0.5:
             assert resign_value(w) == t, t                      # the default cap: exactly
     assert ResignCalibrator(cap=0.3).grid[-1] == 0.3
+    cal, run = ResignCalibrator(), RunConfig()
+    assert (cal.fp_target, cal.min_games, cal.cap) == (run.resign_fp_target, run.resign_min_games, run.resign_cap)
     assert play_settings(RunConfig()).resign == 0.0             # until calibrated
     assert gate_settings(RunConfig()).resign == (RunConfig.gate_resign_threshold + 1.0) / 2.0
     assert gate_settings(RunConfig(gate_resign_threshold=-1.0)).resign == 0.0
@@ -153,3 +155,17 @@ def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
         for handicap, white in ((0, False), (2, True)):
             assert should_resign(wr, 60, 9, play.resign, 10, handicap, white) == \
                 should_resign(wr, 60, 9, before, 10, handicap, white), float(value)
+
+
+def test_the_sprt_defaults_have_one_home():
+    """Gating's rule, train.match's --sprt-alpha/--sprt-beta and the test itself read one set."""
+    from train.config import GateRule
+    from train.match.cli import build_parser
+    from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, sprt
+
+    rule = GateRule()
+    assert (rule.elo0, rule.elo1, rule.alpha, rule.beta) == (SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA)
+    args = build_parser().parse_args(["--black", "a", "--white", "b", "--sgf-dir", "x"])
+    assert (args.sprt_alpha, args.sprt_beta) == (SPRT_ALPHA, SPRT_BETA)
+    result = sprt(10, 5)
+    assert (result.elo0, result.elo1, result.alpha, result.beta) == (SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA)

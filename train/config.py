@@ -32,7 +32,7 @@ from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import PlaySettings, add_field_arguments, field_options, fields_from
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
-from train.match.stats import SprtResult, sprt
+from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
 _SEARCH = SearchParams()   # C's search defaults
 
@@ -61,10 +61,10 @@ class GateRule:
 
     threshold: float = _opt(0.55, "score a candidate needs against the best to be promoted")
     max_games: int = _opt(400, "most gating games counted per candidate")
-    elo0: float = _opt(0.0, "SPRT early stop: H0 elo of the candidate over the best")
-    elo1: float = _opt(35.0, "SPRT early stop: H1 elo")
-    alpha: float = _opt(0.05, "SPRT false-promotion rate")
-    beta: float = _opt(0.05, "SPRT false-rejection rate")
+    elo0: float = _opt(SPRT_ELO0, "SPRT early stop: H0 elo of the candidate over the best")
+    elo1: float = _opt(SPRT_ELO1, "SPRT early stop: H1 elo")
+    alpha: float = _opt(SPRT_ALPHA, "SPRT false-promotion rate")
+    beta: float = _opt(SPRT_BETA, "SPRT false-rejection rate")
 
     def decide(self, wins: int, losses: int, draws: int = 0) -> tuple[str, str, SprtResult]:
         """(verdict, reason, SPRT result) after these counted games; verdict is PROMOTE, REJECT

@@ -59,8 +59,8 @@ class ResignCalibrator:
 
     ``threshold`` is None (nobody resigns) until ``min_games`` no-resign games are known."""
 
-    def __init__(self, fp_target: float = 0.05, window: int = 200, min_games: int = 20,
-                 cap: float = -0.5):
+    def __init__(self, fp_target: float = RunConfig.resign_fp_target, window: int = 200,
+                 min_games: int = RunConfig.resign_min_games, cap: float = RunConfig.resign_cap):
         self.fp_target = fp_target
         self.min_games = min_games
         self.cap = cap

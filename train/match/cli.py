@@ -42,6 +42,7 @@ from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
 from train.games.gtp_client import EngineError, GTPClient, GTPError
 from train.match.config import MATCH_PLAY_OPTIONS, EngineSpec, GameSettings, MatchConfig, inproc_play
 from train.match.report import format_summary
+from train.match.stats import SPRT_ALPHA, SPRT_BETA
 from train.match.schedule import ResumeError, probe_engines, run_match, saved_seed
 
 
@@ -138,8 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="games played at once (worker threads, or game pool slots)")
     parser.add_argument("--sprt", type=_parse_sprt, default=None, metavar="ELO0,ELO1",
                         help="SPRT of A over B; stop once decided")
-    parser.add_argument("--sprt-alpha", type=float, default=0.05)
-    parser.add_argument("--sprt-beta", type=float, default=0.05)
+    parser.add_argument("--sprt-alpha", type=float, default=SPRT_ALPHA)
+    parser.add_argument("--sprt-beta", type=float, default=SPRT_BETA)
     parser.add_argument("--resume", action="store_true",
                         help="continue the match of --results (an interrupted or shorter one with "
                         "the same engines and settings; its seed unless --seed is given): its "

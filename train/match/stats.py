@@ -37,6 +37,9 @@ from statistics import NormalDist
 
 import numpy as np
 
+# The SPRT's defaults (Leela Zero's gating test): H0 elo 0, H1 elo 35, error rates 5% each.
+SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA = 0.0, 35.0, 0.05, 0.05
+
 #: Elo points per natural-log odds unit: ``400 / ln(10)`` (about 173.7).
 ELO_PER_NAT = 400.0 / math.log(10.0)
 
@@ -175,10 +178,10 @@ class SprtResult:
     lower: float
     upper: float
     verdict: str
-    elo0: float = 0.0
-    elo1: float = 35.0
-    alpha: float = 0.05
-    beta: float = 0.05
+    elo0: float = SPRT_ELO0
+    elo1: float = SPRT_ELO1
+    alpha: float = SPRT_ALPHA
+    beta: float = SPRT_BETA
 
     def __str__(self) -> str:
         return (
@@ -256,10 +259,10 @@ def sprt(
     wins: int,
     losses: int,
     draws: int = 0,
-    elo0: float = 0.0,
-    elo1: float = 35.0,
-    alpha: float = 0.05,
-    beta: float = 0.05,
+    elo0: float = SPRT_ELO0,
+    elo1: float = SPRT_ELO1,
+    alpha: float = SPRT_ALPHA,
+    beta: float = SPRT_BETA,
 ) -> SprtResult:
     """Sequential probability ratio test of "elo = elo1" (H1) against "elo = elo0" (H0).
 
