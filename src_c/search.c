@@ -47,6 +47,9 @@ void search_default_params(search_params_t *p) {
     p->uncertainty_max_weight = 8.0f;
     p->fpu_parent_nn = 0.0f;          /* KataGo's GTP default: on */
     p->fpu_parent_nn_pow = 2.0f;
+    p->value_weight_exponent = 0.0f;  /* KataGo's GTP default: 0.25 */
+    p->noise_pruning = 0.0f;          /* KataGo's GTP default: on */
+    p->noise_prune_utility_scale = 0.15f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -364,20 +367,19 @@ static void backup_path(search_t *s, const int32_t *path, int len, float value, 
                         float lead, float weight, int remove_vl) {
     /* the leaf's figures are for its side to move; the leaf node stores the mover's */
     float w = -value, u = -util, sc = -lead;
-    for (int i = len - 1; i >= 0; i--) {
+    int recompute = search_recomputes(s);
+    for (int i = len - 1; i >= 0; i--, w = -w, u = -u, sc = -sc) {
         node_t *n = &s->nodes[path[i]];
-        float ww = w * weight, t = w + u, tw = t * weight;
         n->visits++;
+        if (remove_vl) n->in_flight--;
+        if (recompute && search_recompute_node(s, n, i > 0)) continue;
+        float ww = w * weight, t = w + u, tw = t * weight;
         n->weight_sum += weight;
         n->value_sum += ww;
         n->value_sq += ww * w;
         n->util_sum += u * weight;
         n->util_sq += tw * t;
         n->score_sum += sc * weight;
-        if (remove_vl) n->in_flight--;
-        w = -w;
-        u = -u;
-        sc = -sc;
     }
 }
 
@@ -623,6 +625,8 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
                                                  scores != NULL) : 1.0f;
         if (leaf->visits == 0) {
             leaf->nn_util = -(v + u);  /* the mover's view, as the sums */
+            leaf->nn_value = -v;
+            leaf->nn_lead = -lead;
             leaf->nn_weight = weight;
         }
         backup_path(s, path, len, v, u, lead, weight, 1);

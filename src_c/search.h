@@ -99,6 +99,22 @@ typedef struct {
      * mean alone. */
     float fpu_parent_nn;
     float fpu_parent_nn_pow;
+    /* KataGo's valueWeightExponent and useNoisePruning (noisePruneUtilityScale): either one
+     * nonzero, every node on a backed-up path that has visited children is recomputed from
+     * them instead of adding the leaf's playout: its sums become its own evaluation (weight
+     * nn_weight) plus each visited child's means weighted by that child's weight, adjusted.
+     * Noise pruning (children in prior order) takes from a child that looks worse than the
+     * weighted mean of the higher-prior children before it, and holds more than twice the
+     * weight its prior gives it among them, the share 1 - exp(-gap / prune_scale) of that
+     * excess.  With value_weight_exponent e > 0, each child's weight is then multiplied by
+     * (T3(z) + 0.0001)^e, T3 Student's t CDF with 3 degrees of freedom and z = (child's
+     * utility - the children's weighted mean) / sqrt(1e-8 + 1 / (1.5 sqrt(weight))), and the
+     * weights are scaled back to their total, so children that look worse than the mean
+     * count less and a node's value moves toward its best children.  Terminal positions and
+     * nodes without visited children add playouts as before.  KataGo's GTP: 0.25 and on. */
+    float value_weight_exponent;
+    float noise_pruning;
+    float noise_prune_utility_scale;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
@@ -111,7 +127,7 @@ typedef struct {
     int16_t pad;
 } edge_t;
 
-/* A visited position: 64 bytes.  The sums are weighted by the playouts' weights (all 1
+/* A visited position: 72 bytes.  The sums are weighted by the playouts' weights (all 1
  * without uncertainty-weighted playouts); a mean is a sum divided by weight_sum. */
 typedef struct {
     int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
@@ -123,6 +139,8 @@ typedef struct {
     float util_sq;      /* sum of squared utilities, value plus score utility (cPUCT's spread) */
     float score_sum;    /* sum of score leads in points, same view (the dynamic centre) */
     float nn_util;      /* the net's value plus score utility of this position, same view */
+    float nn_value;     /* the net's value alone, and its score lead, same view */
+    float nn_lead;
     float nn_weight;    /* the weight of the net's evaluation of this position */
     float bias;         /* value-bias correction now included in util_sum, same view */
     float bias_delta;   /* this node's share of its bias entry: weighted delta and weight */

@@ -85,29 +85,36 @@ int32_t search_bias_get(search_t *s, uint64_t key) {
     return table_find(s->bias_table, s->bias_cap, &s->bias_used, key);
 }
 
+float search_bias_refresh(search_t *s, node_t *n, double mean, double children) {
+    bias_entry_t *e = &s->bias_table[n->bias_entry];
+    if (children > 0.0) {
+        double w = pow(children, (double)s->p.subtree_bias_weight_exponent);
+        double d = (mean - (double)n->nn_util) * w;
+        e->delta += d - (double)n->bias_delta;
+        e->weight += w - (double)n->bias_weight;
+        n->bias_delta = (float)d;
+        n->bias_weight = (float)w;
+    }
+    return e->weight > 0.001 ? (float)(s->p.subtree_bias_factor * e->delta / e->weight) : 0.0f;
+}
+
 void search_bias_update(search_t *s, const int32_t *path, int len) {
-    if (s->p.subtree_bias_factor == 0.0f || !s->bias_table) return;
-    double factor = s->p.subtree_bias_factor, exponent = s->p.subtree_bias_weight_exponent;
+    if (s->p.subtree_bias_factor == 0.0f || !s->bias_table || search_recomputes(s)) return;
     float carry = 0.0f;  /* change of the child below, from this node's view */
     for (int i = len - 1; i >= 0; i--) {
         node_t *n = &s->nodes[path[i]];
         float total = carry;
         n->util_sum += carry;
         if (i > 0 && n->bias_entry >= 0 && n->state != NODE_TERMINAL && n->visits > 0) {
-            bias_entry_t *e = &s->bias_table[n->bias_entry];
             /* the children's weight and mean: the node's sums less its own evaluation */
-            double children = (double)n->weight_sum - (double)n->nn_weight;
+            double children = (double)n->weight_sum - (double)n->nn_weight, mean = 0.0;
             if (n->visits > 1 && children > 0.0) {
                 double own = (double)n->nn_weight * ((double)n->nn_util + (double)n->bias);
-                double mean = ((double)utility_sum(n) - own) / children;
-                double w = pow(children, exponent);
-                double d = (mean - (double)n->nn_util) * w;
-                e->delta += d - (double)n->bias_delta;
-                e->weight += w - (double)n->bias_weight;
-                n->bias_delta = (float)d;
-                n->bias_weight = (float)w;
+                mean = ((double)utility_sum(n) - own) / children;
+            } else {
+                children = 0.0;
             }
-            float b = e->weight > 0.001 ? (float)(factor * e->delta / e->weight) : 0.0f;
+            float b = search_bias_refresh(s, n, mean, children);
             float change = (b - n->bias) * n->nn_weight;  /* the own evaluation's weight */
             n->util_sum += change;
             n->bias = b;

@@ -72,8 +72,22 @@ int32_t search_select_edge(const search_t *s, const node_t *parent, int is_root,
 uint64_t search_bias_key(const board_t *b, int move, int color);
 int32_t search_bias_get(search_t *s, uint64_t key);
 void search_bias_update(search_t *s, const int32_t *path, int len);
+/* Refreshes node n's share of its bias entry from its children's mean utility `mean` (its
+ * view) and total weight `children` (0: no children yet, the share stays) and returns the
+ * correction its own evaluation now gets. */
+float search_bias_refresh(search_t *s, node_t *n, double mean, double children);
 void search_bias_release(search_t *s, const node_t *nodes, int64_t n, double scale);
 void search_bias_compact(search_t *s);
+/* search_recompute.c */
+/* Whether nodes are recomputed from their children (value_weight_exponent, noise_pruning). */
+static inline int search_recomputes(const search_t *s) {
+    return s->p.value_weight_exponent != 0.0f || s->p.noise_pruning != 0.0f;
+}
+/* Recomputes node n (its sums: the view of the player who moved into it) from its own
+ * evaluation and its visited children (none: its evaluation alone); returns 0, changing
+ * nothing, for terminal and unevaluated nodes.  `bias`: its value-bias share is refreshed
+ * and applied (every node but the root). */
+int search_recompute_node(search_t *s, node_t *n, int bias);
 /* search.c */
 int search_any_pending(const search_t *s);
 

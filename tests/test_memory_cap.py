@@ -37,9 +37,10 @@ def test_inproc_spec_takes_a_cap():
 
 
 def test_engine_cap_holds_with_the_score_sums():
-    """A node carries the score utility's sums beside win/loss (64 bytes with the value-bias and playout-weight fields); the engine's
-    --max-memory cap (EngineConfig.search.max_memory) still bounds the tree with the score
-    utility and the scaled exploration on."""
+    """A node carries the score utility's sums beside win/loss (72 bytes with the value-bias and
+    playout-weight fields and the net's own value and lead); the engine's --max-memory cap
+    (EngineConfig.search.max_memory) still bounds the tree with the score utility, the scaled
+    exploration, the value-bias correction and the recomputed nodes on."""
     import io
 
     from test_search_utility import HashEvaluator
@@ -47,13 +48,14 @@ def test_engine_cap_holds_with_the_score_sums():
     from engine.core import EDGE_BYTES, NODE_BYTES
     from engine.gtp import EngineConfig, GTPEngine
 
-    assert NODE_BYTES == 64
+    assert NODE_BYTES == 72
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
     eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=5, visits=1500, seed=1, quiet=True,
                                                               search=SearchParams(max_memory=cap)),
                     stdout=io.StringIO(), stderr=io.StringIO())
     for name, value in (("staticScoreUtilityFactor", 0.1), ("dynamicScoreUtilityFactor", 0.3),
-                        ("cpuctUtilityStdevScale", 0.85), ("subtreeValueBiasFactor", 0.45)):
+                        ("cpuctUtilityStdevScale", 0.85), ("subtreeValueBiasFactor", 0.45),
+                        ("valueWeightExponent", 0.25), ("useNoisePruning", "true")):
         assert eng.command(f"kata-set-param {name} {value}") == ""
     eng.command("genmove b")
     tree = eng.player.search_tree

@@ -180,7 +180,7 @@ def test_without_errors_the_tree_is_the_unweighted_one():
 
 
 def test_node_size_and_the_memory_cap_with_weights():
-    assert NODE_BYTES == 64 and EDGE_BYTES == 12
+    assert NODE_BYTES == 72 and EDGE_BYTES == 12
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000             # just over the smallest cap C allows
     p = SearchParams(max_memory=cap, use_uncertainty=1.0, static_score_utility=0.3,
                      dynamic_score_utility=0.3, cpuct_stdev_scale=0.85, subtree_bias_factor=0.45)

@@ -251,12 +251,13 @@ def test_variance_scaled_cpuct_picks_the_child_computed_by_hand():
     assert picks == {0.0: b, 1.0: a}
 
 
-def test_node_size_and_the_memory_cap_with_the_score_sums():
-    assert NODE_BYTES == 64 and EDGE_BYTES == 12
+@pytest.mark.parametrize("recompute", [{}, {"value_weight_exponent": 0.25, "noise_pruning": 1.0}])
+def test_node_size_and_the_memory_cap_with_the_score_sums(recompute):
+    assert NODE_BYTES == 72 and EDGE_BYTES == 12
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
     tree = Search(Game(SIZE), SearchParams(max_memory=cap, static_score_utility=0.3,
                                            dynamic_score_utility=0.3, cpuct_stdev_scale=0.85,
-                                           subtree_bias_factor=0.45),
+                                           subtree_bias_factor=0.45, **recompute),
                   max_batch=8, seed=4)
     ev = HashEvaluator()
     run(tree, ev, 1500)

@@ -31,6 +31,9 @@ our name                        KataGo's name                   range
 ``root_policy_optimism``        ``rootPolicyOptimism``          0 .. 1
 ``fpu_parent_nn``               ``fpuParentWeightByVisitedPolicy`` 0 .. 1 (nonzero: on)
 ``fpu_parent_nn_pow``           ``fpuParentWeightByVisitedPolicyPow`` 0 .. 5
+``value_weight_exponent``       ``valueWeightExponent``         0 .. 1
+``noise_pruning``               ``useNoisePruning``             0 .. 1 (nonzero: on)
+``noise_prune_utility_scale``   ``noisePruneUtilityScale``      0.001 .. 10
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ==============================  ==============================  ===========
 
@@ -79,6 +82,9 @@ KATAGO_NAMES = {
     "root_policy_optimism": "rootPolicyOptimism",
     "fpu_parent_nn": "fpuParentWeightByVisitedPolicy",
     "fpu_parent_nn_pow": "fpuParentWeightByVisitedPolicyPow",
+    "value_weight_exponent": "valueWeightExponent",
+    "noise_pruning": "useNoisePruning",
+    "noise_prune_utility_scale": "noisePruneUtilityScale",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
 OPTIONS = (*KATAGO_NAMES, "lcb_utility")
@@ -108,6 +114,9 @@ RANGES = {
     "root_policy_optimism": (0.0, 1.0),
     "fpu_parent_nn": (0.0, 1.0),
     "fpu_parent_nn_pow": (0.0, 5.0),
+    "value_weight_exponent": (0.0, 1.0),
+    "noise_pruning": (0.0, 1.0),
+    "noise_prune_utility_scale": (0.001, 10.0),
     "lcb_utility": (0.0, 1.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
