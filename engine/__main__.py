@@ -93,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     config = EngineConfig(size=args.size, rules=rules, visits=args.visits,
                           playouts=args.playouts, seconds=args.time, batch=args.batch,
+                          batch_ramp=args.batch_ramp,
                           resign=args.resign, resign_turns=args.resign_turns, ponder=args.ponder, lag_buffer=args.lag_buffer,
                           seed=args.seed, quiet=args.quiet, search=SearchParams(),
                           threads=args.threads)

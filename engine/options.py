@@ -22,6 +22,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _nonneg_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
 def _nonneg_float(text: str) -> float:
     value = float(text)
     if not value >= 0 or value == float("inf"):
@@ -105,6 +112,11 @@ GTP:
     p.add_argument("--batch", type=_positive_int,
                    help=f"most positions per network call (default {DEFAULTS.batch}; on CUDA "
                         "measured with --threads)")
+    p.add_argument("--batch-ramp", type=_nonneg_int, default=DEFAULTS.batch_ramp, metavar="VISITS",
+                   help="grow the batches with the tree: at most one position in flight per "
+                        f"VISITS root visits, at least one (default {DEFAULTS.batch_ramp}; 0: always "
+                        "full batches).  Positions in flight are searched blind to each other, "
+                        "which costs small searches much of their strength")
     p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
                                     "(default: CUDA when available)")
     p.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",

@@ -45,6 +45,7 @@ class EngineConfig:
     playouts: Optional[int] = None    # new visits per move
     seconds: Optional[float] = None   # seconds per move (the clock may allow less)
     batch: int = 16                   # leaves per network call
+    batch_ramp: int = 8               # at most one leaf in flight per this many root visits (0: off)
     threads: int = 1                  # search threads, each with its own batch in flight
     resign: float = DEFAULT_RESIGN    # resign below this winrate (0 disables)
     resign_turns: int = 3             # ... on this many consecutive own moves (KataGo's resignConsecTurns)
@@ -156,7 +157,8 @@ class GTPEngine(GTPServer):
         key = id(ev)
         if key not in self._players:
             self._players[key] = Player(ev, self.config.search, batch=self.config.batch,
-                                        seed=self.config.seed, threads=self.config.threads)
+                                        seed=self.config.seed, threads=self.config.threads,
+                                        ramp=self.config.batch_ramp)
         self.evaluator = ev
         self.player = self._players[key]
 
@@ -618,6 +620,11 @@ class GTPEngine(GTPServer):
         for p in self._players.values():
             p.batch = batch
             p.clear()
+
+    def set_batch_ramp(self, ramp: int) -> None:
+        self.config.batch_ramp = ramp
+        for p in self._players.values():
+            p.ramp = ramp
 
     def set_judge_playouts(self, playouts: int) -> None:
         self.config.judge_playouts = playouts

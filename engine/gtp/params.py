@@ -13,7 +13,7 @@ from engine.play.memory import format_memory
 
 _LISTED = ("c_puct", "fpu_reduction")       # search options listed with the engine's own
 OPTIONS = tuple(k for k in searchopts.OPTIONS if k not in _LISTED)
-PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch",
+PARAMS = ("visits", "playouts", "time", "resign", "ponder", "lag_buffer", "batch", "batch_ramp",
           "analysis_min_visits", "judge_playouts", "c_puct", "fpu_reduction", "lcb_z", "max_memory",
           "rules", *OPTIONS)
 
@@ -40,6 +40,7 @@ class ParamCommands:
                 f"[bool] ponder {int(cfg.ponder)}",
                 f"[string] lag_buffer {cfg.lag_buffer:g}",
                 f"[string] batch {cfg.batch}",
+                f"[string] batch_ramp {cfg.batch_ramp}",
                 f"[string] analysis_min_visits {cfg.analysis_min_visits}",
                 f"[string] judge_playouts {cfg.judge_playouts}",
                 f"[string] c_puct {cfg.search.c_puct:g}",
@@ -71,6 +72,8 @@ class ParamCommands:
             session.set_lag_buffer(max(0.0, float_arg(value)))
         elif key == "batch":
             session.set_batch(max(1, int_arg(value, 1)))
+        elif key == "batch_ramp":
+            session.set_batch_ramp(int_arg(value, 0))
         elif key == "analysis_min_visits":
             cfg.analysis_min_visits = int_arg(value, 0)
         elif key == "judge_playouts":

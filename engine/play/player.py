@@ -49,13 +49,20 @@ class Player:
     """Searches positions with one evaluator.  ``batch`` is the most leaves per network call;
     ``threads`` the number of search threads, each with its own batch in flight (the evaluator
     must then accept concurrent calls, as :class:`engine.nets.evaluator.TorchEvaluator` does).
-    With one thread and fixed visits a search is deterministic for a given seed."""
+    With one thread and fixed visits a search is deterministic for a given seed.
+
+    ``ramp`` > 0 lets the batches grow with the tree: at most one leaf in flight (over all
+    threads) per ``ramp`` root visits, at least one.  Leaves in flight are descended with
+    virtual loss, blind to each other's results; in a small tree that spreads them over moves
+    a sequential search would not visit, so a 32-visit search batched 16 at a time plays much
+    weaker than one visit at a time.  0: always full batches (benchmarks of throughput)."""
 
     def __init__(self, evaluator, params: SearchParams | None = None, batch: int = 16,
-                 seed: int = 0, size: int | None = None, threads: int = 1):
+                 seed: int = 0, size: int | None = None, threads: int = 1, ramp: int = 0):
         self.evaluator = evaluator
         self.params = params or SearchParams()
         self.batch = max(1, int(batch))
+        self.ramp = max(0, int(ramp))
         self.seed = seed
         self.threads = max(1, int(threads))
         self.feature_set = getattr(evaluator, "feature_set", "rich")
@@ -115,6 +122,13 @@ class Player:
             return False
         return True
 
+    def leaves(self, visits: int, in_flight: int = 0) -> int:
+        """How many leaves the next collect may add with ``visits`` root visits and
+        ``in_flight`` leaves already out (0 or less: wait for a backup)."""
+        if not self.ramp:
+            return self.batch
+        return min(self.batch, max(1, visits // self.ramp) - in_flight)
+
     def evaluate_pending(self, tree: Search) -> int:
         """Evaluates and backs up the leaves pending in slot 0; returns how many.  When the
         evaluator raises, the leaves are withdrawn first, so the tree stays usable."""
@@ -166,7 +180,7 @@ class Player:
                     break
                 if stop is not None and stop():
                     break
-            want = min(self.batch, max(1, target - done))
+            want = min(self.leaves(done), max(1, target - done))
             before = tree.visits
             n = tree.collect(want)
             if n:
@@ -203,16 +217,16 @@ class Player:
                     if stop is not None and stop():
                         break
                 in_flight = tree.pending_total
-                room = goal - done - in_flight
+                room = min(goal - done - in_flight, self.leaves(done, in_flight))
                 if room > 0:
-                    n = tree.collect(min(self.batch, room), slot)
+                    n = tree.collect(room, slot)
                     if n:
                         return n
                     if tree.visits != done:
                         continue            # terminal positions were backed up: go on
                     if in_flight == 0:
                         break               # nothing left to search (terminal root)
-                # Everything left is in flight in other slots: wait for a backup.
+                # Everything left, or all the ramp allows, is in flight in other slots: wait.
                 cond.wait(0.05)
             finish()
             return 0
