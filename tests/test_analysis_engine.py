@@ -348,17 +348,23 @@ def test_concurrent_queries_share_forward_passes():
             calls.append(len(planes))
             return super().evaluate(planes, keys)
 
-    h = Harness(Counting(seed=5), positions=4, batch=16)
-    for i in range(4):
-        h.send(query(id=f"g{i}", moves=GAME[:i], maxVisits=33))
-    calls.clear()
-    h.run()
-    out = h.new()
-    assert sorted(r["id"] for r in out) == ["g0", "g1", "g2", "g3"]
-    assert all(r["rootInfo"]["visits"] == 33 for r in out)
-    search_calls = [n for n in calls if n > 3]        # the reports' own evaluations aside
-    assert max(search_calls) == 16                    # 4 leaves from each of 4 trees at once
-    assert len(calls) < 4 * 33 / 4
+    for ramp in (0, 8):
+        h = Harness(Counting(seed=5), positions=4, batch=16, batch_ramp=ramp)
+        for i in range(4):
+            h.send(query(id=f"g{i}", moves=GAME[:i], maxVisits=33))
+        calls.clear()
+        h.run()
+        out = h.new()
+        assert sorted(r["id"] for r in out) == ["g0", "g1", "g2", "g3"]
+        assert all(r["rootInfo"]["visits"] == 33 for r in out)
+        search_calls = [n for n in calls if n > 3]        # the reports' own evaluations aside
+        if ramp == 0:
+            assert max(search_calls) == 16                # 4 leaves from each of 4 trees at once
+            assert len(calls) < 4 * 33 / 4
+        else:
+            # one leaf per tree per call while the trees are small, still one call for all 4;
+            # each tree's share then grows with its visits (8 visits a leaf), up to 4
+            assert calls.count(4) >= 7 and max(calls) <= 16 and len(calls) < 4 * 33 / 2
 
 
 def test_terminate_a_running_query_reports_what_it_has():

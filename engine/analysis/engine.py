@@ -55,6 +55,8 @@ class AnalysisConfig:
 
     defaults: QueryDefaults = field(default_factory=QueryDefaults)
     batch: int = 16                     # most leaves in one network call
+    batch_ramp: int = 8                 # a turn's leaves per call: at most one per this many
+                                        # of its visits (0: its full share of the batch)
     positions: int = DEFAULT_POSITIONS  # turns searched at once by each search thread
     threads: int = 1                    # search threads, each with its own turns and forward passes
     seed: int = 0
@@ -275,11 +277,15 @@ class AnalysisEngine:
 
     def _evaluate(self, worker: _Worker, jobs: list[_Job]) -> None:
         """One forward pass over the next leaves of ``jobs`` (one network, one board size):
-        each asks for its share of the batch, never more than the visits it lacks."""
+        each asks for its share of the batch, never more than the visits it lacks nor, with a
+        ramp, than one per ``batch_ramp`` of its visits (a small tree searched many leaves at
+        a time under virtual loss loses much of its strength)."""
         per = max(1, self.config.batch // len(jobs))
+        ramp = self.config.batch_ramp
         wants: dict[int, list[_Job]] = defaultdict(list)
         for job in jobs:
-            wants[max(1, min(per, job.remaining))].append(job)
+            grown = job.tree.visits // ramp if ramp else per
+            wants[max(1, min(per, job.remaining, grown))].append(job)
         first = jobs[0]
         key = (first.tree.feature_set, first.req.game.size)
         buf = worker.buffers.get(key)
@@ -447,7 +453,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),
                              visits_cap=args.max_visits_cap, perspective=args.report_as,
                              max_seconds=args.time, search=search)
-    config = AnalysisConfig(defaults=defaults, batch=args.batch, positions=args.positions,
+    config = AnalysisConfig(defaults=defaults, batch=args.batch, batch_ramp=args.batch_ramp,
+                            positions=args.positions,
                             threads=args.threads, seed=args.seed,
                             model_name=args.weights or "shipped weights (by board size)")
     log_lock = threading.Lock()
