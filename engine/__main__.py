@@ -99,6 +99,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                           threads=args.threads)
     if args.max_memory is not None:
         config.search = dataclasses.replace(config.search, max_memory=args.max_memory)
+    profile = searchopts.net_defaults(getattr(factory, "feature_set", "rich"))
+    if profile:
+        config.search = searchopts.with_options(config.search, profile)
+        warn("KataGo net: KataGo's search settings (" + searchopts.describe(config.search) +
+             "); --search changes any")
     for options in args.search:
         config.search = searchopts.with_options(config.search, options)
     try:

@@ -43,7 +43,7 @@ from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, err
 from engine.analysis.report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
 from engine.nets.loading import make_evaluator_factory
-from engine.options import DEFAULTS, default_threads
+from engine.options import DEFAULTS, default_threads, net_search_defaults
 from engine.options import build_parser as gtp_parser
 
 DEFAULT_POSITIONS = 16
@@ -448,6 +448,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     search = SearchParams()
     if args.max_memory is not None:
         search = dataclasses.replace(search, max_memory=args.max_memory)
+    search = dataclasses.replace(search, **net_search_defaults(getattr(factory, "feature_set", "rich")))
     for options in args.search:
         search = dataclasses.replace(search, **options)
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),

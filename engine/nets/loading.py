@@ -104,7 +104,8 @@ def untrained_size_warning(net: Any, size: int, sizes: Sequence[int]) -> str:
 
 
 def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]) -> Callable[[int], Any]:
-    """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played."""
+    """``evaluator_for(size)`` for the engine: ValueError when a size cannot be played.  For
+    ``--weights FILE`` it carries the net's ``feature_set`` (which says a KataGo net)."""
     # Lazy: these import torch, which must load after OMP_WAIT_POLICY is set (and --help and
     # argument errors answer without it).
     from engine.nets import evaluator as ev_mod, gpu_settings, weights as weights_mod
@@ -139,6 +140,7 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
                 warned.add(size)
                 warn(untrained_size_warning(spec, size, sizes))
             return evaluator
+        for_size.feature_set = net[1].get("feature_set", evaluator.feature_set)  # type: ignore[attr-defined]
         return for_size
 
     cache: dict[Any, Any] = {}

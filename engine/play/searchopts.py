@@ -121,6 +121,27 @@ RANGES = {
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
 
+#: KataGo's GTP values of the options (KataGo 1.17, program/setup.cpp) where ours differ: the
+#: search a KataGo net plays with (:func:`net_defaults`).  lcb_utility: KataGo's LCB always
+#: reads utility.
+KATAGO_GTP = {
+    "c_puct": 1.0, "c_puct_factor": 0.45, "c_puct_base": 500.0,
+    "fpu_reduction": 0.2, "fpu_reduction_root": 0.1, "lcb_min_visit_frac": 0.15,
+    "static_score_utility": 0.1, "dynamic_score_utility": 0.3,
+    "cpuct_stdev_scale": 0.85, "subtree_bias_factor": 0.45,
+    "use_uncertainty": 1.0, "policy_optimism": 1.0, "root_policy_optimism": 0.2,
+    "fpu_parent_nn": 1.0, "value_weight_exponent": 0.25, "noise_pruning": 1.0,
+    "lcb_utility": 1.0,
+}
+
+
+def net_defaults(feature_set: str) -> dict[str, float]:
+    """The options a net's search starts from (``--search`` then overrides any): KataGo's GTP
+    values for KataGo nets, whose search was tuned with them (against KataGo itself, with its
+    net, they bring ours level: README, *KataGo networks*); none for ours and Leela Zero's,
+    where none was a measured gain."""
+    return dict(KATAGO_GTP) if feature_set.startswith("kata") else {}
+
 
 def option_field(name: str) -> str:
     """The SearchParams field of an option given by our name or KataGo's; ValueError if unknown."""

@@ -1,0 +1,82 @@
+"""A KataGo net plays with KataGo's search settings (``searchopts.KATAGO_GTP``), in the GTP
+engine and the analysis engine; ours and Leela Zero's keep the defaults; ``--search`` overrides
+either."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from engine.core import SearchParams
+from engine.nets import katawriter, weights
+from engine.nets.network import NetConfig
+from engine.play import searchopts
+
+
+def test_the_table_is_katagos_and_in_range():
+    assert searchopts.net_defaults("kata7") == searchopts.KATAGO_GTP == searchopts.net_defaults("kata7s")
+    assert searchopts.net_defaults("rich") == {} and searchopts.net_defaults("lz18") == {}
+    base = SearchParams()
+    for name, value in searchopts.KATAGO_GTP.items():
+        low, high = searchopts.RANGES[name]
+        assert low <= value <= high and getattr(base, name) != value, name
+    # spelled as KataGo's own config would set them
+    assert searchopts.parse_options("valueWeightExponent=0.25,useNoisePruning=true,cpuctExplorationBase=500,"
+                                    "subtreeValueBiasFactor=0.45,useUncertainty=true") == {
+        k: searchopts.KATAGO_GTP[k] for k in ("value_weight_exponent", "noise_pruning", "c_puct_base",
+                                              "subtree_bias_factor", "use_uncertainty")}
+
+
+@pytest.fixture()
+def nets(tmp_path):
+    kata = tmp_path / "tiny-kata.bin.gz"
+    katawriter.write_model(kata, katawriter.random_model(("ordinary", "gpool"), channels=8, seed=3))
+    ours = tmp_path / "tiny.pt"
+    weights.save(ours, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),
+                 {"board_sizes": [9], "step": 0, "parent": None})
+    return kata, ours
+
+
+def gtp(monkeypatch, capsys, argv, commands):
+    from engine import __main__ as cli
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((commands + "quit\n").encode())))
+    rc = cli.main(argv + ["--seed", "1", "--size", "9", "--threads", "1", "--precision", "fp32"])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    return [b[2:] for b in out.strip().split("\n\n")], err
+
+
+def test_gtp_engine(monkeypatch, capsys, nets):
+    kata, ours = nets
+    ask = "kata-get-param valueWeightExponent\nkata-get-param cpuctExplorationBase\n"
+    replies, err = gtp(monkeypatch, capsys, ["--weights", str(kata)], ask)
+    assert replies[:2] == ["0.25", "500"] and "KataGo net: KataGo's search settings" in err
+    replies, _ = gtp(monkeypatch, capsys, ["--weights", str(kata), "--search", "valueWeightExponent=0"], ask)
+    assert replies[:2] == ["0", "500"]
+    replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)], ask)
+    assert replies[:2] == ["0", "19652"] and "KataGo net" not in err
+
+
+def test_analysis_engine(monkeypatch, capsys, nets):
+    from engine.analysis import engine as analysis
+
+    seen = []
+    real = analysis.AnalysisEngine.__init__
+
+    def spy(self, factory, config, **kw):
+        seen.append(config.defaults.search)
+        real(self, factory, config, **kw)
+
+    monkeypatch.setattr(analysis.AnalysisEngine, "__init__", spy)
+    kata, ours = nets
+    query = json.dumps({"id": "a", "moves": [], "rules": "chinese", "komi": 7, "boardXSize": 9,
+                        "boardYSize": 9, "maxVisits": 4}) + "\n"
+    for path in (kata, ours):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(query.encode())))
+        assert analysis.main(["--weights", str(path), "--threads", "1", "--precision", "fp32"]) == 0
+        assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["id"] == "a"
+    assert seen[0].value_weight_exponent == 0.25 and seen[0].static_score_utility == pytest.approx(0.1)
+    assert seen[1] == SearchParams()
