@@ -284,8 +284,10 @@ def test_gogui_window_runs_every_analyze_command(gogui, xvfb, tmp_path):
     sets a value back; no error dialog ever opens."""
     screenshots = os.environ.get("GOENGINE_GUI_SCREENSHOTS")
     # the shipped net for the picture (fp32: no precision measurement before the engine
-    # answers GoGui's first command, which GoGui gives 15 s); else no net at all
-    net = ["--precision", "fp32"] if screenshots else ["--weights", "uniform"]
+    # answers GoGui's first command, which GoGui gives 15 s); else no net at all, in full
+    # batches (searched one visit at a time, a uniform net's 8 visits fall on 2 points: too
+    # few visit-count labels to see; in one batch they spread over 8)
+    net = ["--precision", "fp32"] if screenshots else ["--weights", "uniform", "--batch-ramp", "0"]
     window = GoGui(xvfb, tmp_path, gogui / "gogui.jar",
                    ["--size", "9", "--seed", "1", "--threads", "1", "--visits", "8",
                     "--quiet"] + net)
