@@ -331,3 +331,27 @@ def test_a_switch_names_the_new_model_even_if_it_never_moves():
     assert rec.length == 2 and rec.model_ids == ["old"]
     assert rec.player_models() == {BLACK: ["old", "new"], WHITE: ["old"]}
     assert read_sgf_moves(to_sgf_bytes(rec))[3]["PB"] == "old,new"
+
+
+def test_leaf_ramp_grows_each_trees_leaves_in_one_forward_pass():
+    """leaf_ramp 4: a tree sends one leaf per call until it has 8 visits, then one per 4 of its
+    visits, up to the pool's cap; trees of different sizes still share one forward pass."""
+    def play(ramp, slots):
+        ev = Counting(RandomEvaluator(3))
+        agent = Agent("net", ev)
+        specs = [GameSpec(5, RULES, agent, agent, PlaySettings(visits=32, max_moves=6), seed=i)
+                 for i in range(slots)]
+        pool = GamePool(slots, games_of(specs), batch=48, max_leaves_per_search=8, leaf_ramp=ramp)
+        done, steps = [], 0
+        while not pool.idle or steps == 0:
+            before = len(ev.calls)
+            done += pool.step()
+            steps += 1
+            assert len(ev.calls) - before <= 1
+        assert len(done) == slots
+        return ev.calls
+    ramped, plain = play(4, 1), play(0, 1)
+    assert ramped[:8] == [1] * 8 and 1 < max(ramped) <= 8 and len(ramped) > len(plain)
+    assert plain[1] == 8
+    many = play(4, 3)
+    assert many[0] == 3 and max(many) <= 24

@@ -125,13 +125,15 @@ class Batcher:
     timed by ``clock`` (seconds; ``time.thread_time`` counts each thread's CPU time)."""
 
     def __init__(self, stats: "PoolStats", batch: int, max_leaves: int, lanes: int = 1,
-                 search_threads: int = 1, clock: Callable[[], float] = time.perf_counter):
+                 search_threads: int = 1, clock: Callable[[], float] = time.perf_counter,
+                 leaf_ramp: int = 0):
         if not 1 <= lanes <= MAX_LANES:
             raise ValueError(f"lanes must be 1..{MAX_LANES}, got {lanes}")
         if search_threads < 1:
             raise ValueError(f"search_threads must be >= 1, got {search_threads}")
         self.stats, self.batch, self.max_leaves, self.lanes = stats, batch, max_leaves, lanes
         self.search_threads = int(search_threads)
+        self.leaf_ramp = max(0, int(leaf_ramp))
         self.clock = clock
         self._search_pool = (ThreadPoolExecutor(self.search_threads - 1, thread_name_prefix="pool-search")
                              if self.search_threads > 1 else None)
@@ -196,16 +198,29 @@ class Batcher:
 
     # -- internals -----------------------------------------------------------------------
     def _collect(self, evaluator: Any, size: int, slots: list["Slot"], key: tuple[int, int, int, int]) -> _Flight:
-        trees = [s._searching for s in slots]
         per = max(1, min(self.max_leaves, self.batch // len(slots)))
+        caps = [per] * len(slots)
+        if self.leaf_ramp:
+            # each tree's leaves grow with it (one per leaf_ramp root visits); trees of one cap
+            # collect together, the smallest caps first, into one buffer and one forward pass
+            ranked = sorted((max(1, min(per, s._searching.visits // self.leaf_ramp)), i)
+                            for i, s in enumerate(slots))
+            caps, slots = [c for c, _ in ranked], [slots[i] for _, i in ranked]
+        trees = [s._searching for s in slots]
         buf = self._buffers.get(key)
         if buf is None:
             buf = self._buffers[key] = _Buffer(feature_planes(trees[0].feature_set), size)
-        buf.ensure(per * len(trees), len(trees))
+        buf.ensure(sum(caps), len(trees))
         before = [t.visits for t in trees]
         t0 = self.clock()
         counts = buf.counts[:len(trees)]
-        total = self._collect_parts(trees, per, buf, counts)
+        total = a = 0
+        while a < len(trees):
+            b = a
+            while b < len(trees) and caps[b] == caps[a]:
+                b += 1
+            total += self._collect_parts(trees[a:b], caps[a], buf, counts[a:b], total)
+            a = b
         self.stats.search_seconds += self.clock() - t0
         return _Flight(slots, trees, counts, before, total, size, buf.planes[:total], buf.keys[:total])
 
@@ -215,23 +230,25 @@ class Batcher:
         bounds = [n * j // t for j in range(t + 1)]
         return list(zip(bounds[:-1], bounds[1:]))
 
-    def _collect_parts(self, trees: list[Search], per: int, buf: _Buffer, counts: np.ndarray) -> int:
+    def _collect_parts(self, trees: list[Search], per: int, buf: _Buffer, counts: np.ndarray,
+                       offset: int = 0) -> int:
         """collect_many over the trees, part by part on the search threads; the leaves end up
-        together at the front of the buffer, in tree order.  Returns their number."""
+        together in the buffer from ``offset`` on, in tree order.  Returns their number."""
+        planes, keys = buf.planes[offset:], buf.keys[offset:]
         parts = self._parts(len(trees))
         if len(parts) == 1 or self._search_pool is None:
-            return collect_many(trees, per, buf.planes, buf.keys, counts)
+            return collect_many(trees, per, planes, keys, counts)
 
         def one(a: int, b: int) -> int:
-            return collect_many(trees[a:b], per, buf.planes[a * per:], buf.keys[a * per:], counts[a:b])
+            return collect_many(trees[a:b], per, planes[a * per:], keys[a * per:], counts[a:b])
 
         futures = [self._search_pool.submit(one, a, b) for a, b in parts[1:]]
         got = [one(*parts[0])] + [f.result() for f in futures]
         at = got[0]
         for (a, _), n in zip(parts[1:], got[1:]):
             if n and at != a * per:         # overlapping moves are safe in numpy
-                buf.planes[at:at + n] = buf.planes[a * per:a * per + n]
-                buf.keys[at:at + n] = buf.keys[a * per:a * per + n]
+                planes[at:at + n] = planes[a * per:a * per + n]
+                keys[at:at + n] = keys[a * per:a * per + n]
             at += n
         return at
 
