@@ -8,18 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from test_fpu_parent import A, B, SIZE, logits     # the hand-fed root: priors 0.6, 0.3, 0.1
+
 from engine.core import Game, Search, SearchParams
 from engine.play import searchopts
-
-SIZE = 5
-A, B, C = 0, 12, 24
-PASS = SIZE * SIZE
-
-
-def logits() -> np.ndarray:
-    out = np.full((1, PASS + 1), -30.0, np.float32)
-    out[0, [A, B, C]] = np.log([0.6, 0.3, 0.1])
-    return out
 
 
 def t3_cdf(z: float) -> float:
