@@ -139,6 +139,17 @@ def backup_many(searches: Sequence[Any], counts: np.ndarray, policy: np.ndarray,
         s._pending[0] = 0
 
 
+def ramp_leaves(visits: int, ramp: int, cap: int, in_flight: int = 0) -> int:
+    """Leaves a search may add to a batch under a batch ramp: at most one in flight per ``ramp``
+    root visits and always at least one, less the ``in_flight`` ones already out, and at most
+    ``cap``; ``ramp`` 0: ``cap`` (no ramp).  A small tree searched many leaves at a time under
+    virtual loss spreads its visits and loses much of its strength; a large one keeps its batch.
+    The engine's ``--batch-ramp``, the analysis engine's and the game pool's ``leaf_ramp``."""
+    if ramp <= 0:
+        return cap
+    return min(cap, max(1, visits // ramp) - in_flight)
+
+
 def _search_defaults() -> dict[str, float | int]:
     """C's ``search_default_params``, field by field; floats as the shortest decimal that is the
     same float32 (1.1, not 1.100000023841858)."""

@@ -9,6 +9,7 @@ import threading
 from engine.core import Game, SearchParams
 from engine.nets.evaluator import RandomEvaluator
 from engine.play.player import Player
+from engine.searchcore import ramp_leaves
 
 
 class Recording:
@@ -35,6 +36,27 @@ class Recording:
         finally:
             with self._lock:
                 self.in_flight -= len(planes)
+
+
+RAMP_CASES = [
+    # visits, ramp, cap, in flight -> leaves
+    (0, 8, 16, 0, 1),      # a fresh tree: one leaf at a time
+    (7, 8, 16, 0, 1),
+    (8, 8, 16, 0, 1),
+    (16, 8, 16, 0, 2),
+    (63, 8, 16, 0, 7),
+    (400, 8, 16, 0, 16),   # a large tree keeps its batch
+    (400, 8, 16, 10, 16),  # the cap is per collect; the ramp's bound (50) is on all in flight
+    (40, 8, 16, 3, 2),     # 5 allowed, 3 out
+    (40, 8, 16, 5, 0),     # all out: wait for a backup
+    (40, 0, 16, 5, 16),    # no ramp: the batch, whatever is out
+    (3, 8, 2, 0, 1),
+]
+
+
+def test_ramp_leaves_table():
+    for visits, ramp, cap, in_flight, want in RAMP_CASES:
+        assert ramp_leaves(visits, ramp, cap, in_flight) == want, (visits, ramp, cap, in_flight)
 
 
 def search(ramp: int, visits: int, threads: int = 1, batch: int = 16):

@@ -3,6 +3,7 @@ engine and the analysis engine; ours and Leela Zero's keep the defaults; ``--sea
 either."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import sys
@@ -80,3 +81,20 @@ def test_analysis_engine(monkeypatch, capsys, nets):
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["id"] == "a"
     assert seen[0].value_weight_exponent == 0.25 and seen[0].static_score_utility == pytest.approx(0.1)
     assert seen[1] == SearchParams()
+
+
+def test_in_process_match_players(nets, tmp_path):
+    """``train.match``'s ``inproc:`` players: a KataGo net starts from KATAGO_GTP like the GTP
+    engine, ours from the defaults, and the spec's own options override either."""
+    from train.match.config import EngineSpec, GameSettings, MatchConfig
+    from train.match.schedule import MatchPlayers
+
+    kata, ours = nets
+    engines = (EngineSpec("K", f"inproc:{kata}"), EngineSpec("V", f"inproc:{kata}:valueWeightExponent=0"),
+               EngineSpec("O", f"inproc:{ours}"))
+    config = MatchConfig(engines, 2, GameSettings(size=9), tmp_path / "sgf", tmp_path / "results.json")
+    players = MatchPlayers(config, {e.label: e.label for e in engines})
+    k, v, o = (players.player(0, e.label).params for e in engines)
+    assert searchopts.with_options(SearchParams(), searchopts.KATAGO_GTP) == k
+    assert v == dataclasses.replace(k, value_weight_exponent=0.0)
+    assert o == SearchParams()

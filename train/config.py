@@ -124,6 +124,9 @@ class RunConfig:
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
+    leaf_ramp: int = _opt(0, "self-play's and gating's trees grow their leaves per step with them: at most one "
+                             "per LEAF_RAMP root visits, at least one (as the engine's --batch-ramp); 0: up to "
+                             "--max-leaves-per-search from a tree's first visit, under virtual loss")
     selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
                                   "run on a worker thread while the other lane searches (keeps a GPU busy; "
                                   "other seeds' games than with 1)", choices=(1, 2))
@@ -245,6 +248,8 @@ class RunConfig:
         gate = self.gate
         if gate.max_games < 1:
             raise ValueError("--gate-games must be positive")
+        if self.leaf_ramp < 0:
+            raise ValueError("--leaf-ramp must be 0 or more")
         if self.selfplay_search_threads < 1:
             raise ValueError("--selfplay-search-threads must be positive")
         if self.selfplay_lanes not in (1, 2):

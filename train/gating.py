@@ -349,7 +349,8 @@ class GateMatch:
 
     def __init__(self, make_agents: Callable[[int], tuple[Agent, Agent]], rule: GateRule, size: int,
                  rules: Rules, settings: PlaySettings, *, workers: int = 2, slots: int = 32,
-                 batch: int = 256, max_leaves_per_search: int = 8, deadline_min: float = 120.0,
+                 batch: int = 256, max_leaves_per_search: int = 8, leaf_ramp: int = 0,
+                 deadline_min: float = 120.0,
                  deadline_factor: float = 4.0, max_losses: int = 3, max_short: int = 20, seed: int = 0,
                  on_game: Callable[[int, FinishedGame, bool], None] | None = None,
                  step_hook: Callable[[int, GamePool], None] | None = None,
@@ -361,7 +362,7 @@ class GateMatch:
         self.size, self.rules, self.settings = size, rules, settings
         self.workers = int(workers)
         self.slots = [slots // workers + (1 if w < slots % workers else 0) for w in range(workers)]
-        self.batch, self.max_leaves = int(batch), int(max_leaves_per_search)
+        self.batch, self.max_leaves, self.leaf_ramp = int(batch), int(max_leaves_per_search), int(leaf_ramp)
         self.seed = int(seed)
         self.on_game = on_game
         self.step_hook = step_hook
@@ -390,7 +391,8 @@ class GateMatch:
             index = coord.claim(w)
             return None if index is None else self._spec(index, candidate, best)
 
-        pool = GamePool(self.slots[w], next_game, batch=self.batch, max_leaves_per_search=self.max_leaves)
+        pool = GamePool(self.slots[w], next_game, batch=self.batch, max_leaves_per_search=self.max_leaves,
+                        leaf_ramp=self.leaf_ramp)
         while not self._done.is_set():
             if self.step_hook is not None:
                 self.step_hook(w, pool)
@@ -497,7 +499,7 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
             gate_settings(cfg))
     kwargs = dict(workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
                   batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,
-                  deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
+                  leaf_ramp=cfg.leaf_ramp, deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
                   seed=cfg.seed * 1_000_003 + candidate[0], on_game=on_game, step_hook=step_hook, stop=stop)
     match = GateMatch(*args, **kwargs) if make_match is None else make_match(candidate, best, *args, **kwargs)
     t0 = time.time()

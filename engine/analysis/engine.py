@@ -42,6 +42,7 @@ import engine
 from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query)
 from engine.analysis.report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
+from engine.searchcore import ramp_leaves
 from engine.nets.loading import make_evaluator_factory
 from engine.options import DEFAULTS, default_threads, net_search_defaults
 from engine.options import build_parser as gtp_parser
@@ -284,8 +285,7 @@ class AnalysisEngine:
         ramp = self.config.batch_ramp
         wants: dict[int, list[_Job]] = defaultdict(list)
         for job in jobs:
-            grown = job.tree.visits // ramp if ramp else per
-            wants[max(1, min(per, job.remaining, grown))].append(job)
+            wants[max(1, min(job.remaining, ramp_leaves(job.tree.visits, ramp, per)))].append(job)
         first = jobs[0]
         key = (first.tree.feature_set, first.req.game.size)
         buf = worker.buffers.get(key)

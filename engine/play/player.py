@@ -23,6 +23,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
+from engine.searchcore import ramp_leaves
 
 
 
@@ -125,9 +126,7 @@ class Player:
     def leaves(self, visits: int, in_flight: int = 0) -> int:
         """How many leaves the next collect may add with ``visits`` root visits and
         ``in_flight`` leaves already out (0 or less: wait for a backup)."""
-        if not self.ramp:
-            return self.batch
-        return min(self.batch, max(1, visits // self.ramp) - in_flight)
+        return ramp_leaves(visits, self.ramp, self.batch, in_flight)
 
     def evaluate_pending(self, tree: Search) -> int:
         """Evaluates and backs up the leaves pending in slot 0; returns how many.  When the

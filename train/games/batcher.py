@@ -34,6 +34,7 @@ import numpy as np
 
 from engine.nets import flops
 from engine.core import Search, backup_many, collect_many, feature_planes
+from engine.searchcore import ramp_leaves
 
 
 
@@ -203,7 +204,7 @@ class Batcher:
         if self.leaf_ramp:
             # each tree's leaves grow with it (one per leaf_ramp root visits); trees of one cap
             # collect together, the smallest caps first, into one buffer and one forward pass
-            ranked = sorted((max(1, min(per, s._searching.visits // self.leaf_ramp)), i)
+            ranked = sorted((ramp_leaves(s._searching.visits, self.leaf_ramp, per), i)
                             for i, s in enumerate(slots))
             caps, slots = [c for c, _ in ranked], [slots[i] for _, i in ranked]
         trees = [s._searching for s in slots]

@@ -243,8 +243,9 @@ class MatchPlayers:
         if inproc is not None:
             if label not in self.agents:
                 # Agents sharing an evaluator (the same net twice) share forward passes too.
-                params = inproc.search_params()
-                self.agents[label] = Agent(self.names[label], self.nets.evaluator(inproc), params)
+                evaluator = self.nets.evaluator(inproc)
+                params = inproc.search_params(getattr(evaluator, "feature_set", "rich"))
+                self.agents[label] = Agent(self.names[label], evaluator, params)
             return self.agents[label]
         if (slot, label) not in self.gtp:
             self.gtp[(slot, label)] = GTPAgent(
