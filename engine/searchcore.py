@@ -204,6 +204,7 @@ class SearchParams:
     value_weight_exponent: float = _SEARCH_DEFAULTS["value_weight_exponent"]
     noise_pruning: float = _SEARCH_DEFAULTS["noise_pruning"]
     noise_prune_utility_scale: float = _SEARCH_DEFAULTS["noise_prune_utility_scale"]
+    conservative_pass: float = _SEARCH_DEFAULTS["conservative_pass"]
 
     def _c(self):
         p = ffi.new("search_params_t *")

@@ -50,6 +50,7 @@ void search_default_params(search_params_t *p) {
     p->value_weight_exponent = 0.0f;  /* KataGo's GTP default: 0.25 */
     p->noise_pruning = 0.0f;          /* KataGo's GTP default: on */
     p->noise_prune_utility_scale = 0.15f;
+    p->conservative_pass = 1.0f;      /* KataGo's GTP: on (its self-play: off, as ours) */
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -178,7 +179,10 @@ int search_pending(const search_t *s, int slot) {
 }
 
 void search_set_params(search_t *s, const search_params_t *p) {
+    /* a root pass child is terminal under one setting of conservative pass, not the other */
+    int flip = s->game && (s->p.conservative_pass != 0.0f) != (p->conservative_pass != 0.0f);
     s->p = *p;
+    if (flip && s->game->board.passes == 1 && !search_any_pending(s)) reset_tree(s);
     int64_t floor = 64 * (int64_t)(sizeof(node_t) + (BOARD_MAX_AREA + 1) * sizeof(edge_t));
     if (s->p.max_memory < floor) s->p.max_memory = floor;
 }
@@ -249,6 +253,8 @@ int search_advance(search_t *s, int pt, int c) {
     if (root->edges >= 0 && c == expected)
         for (int k = 0; k < root->nedges; k++)
             if (s->edges[root->edges + k].move == v) keep = s->edges[root->edges + k].child;
+    /* conservative pass: below the old root, the pass after this pass was terminal */
+    if (s->p.conservative_pass != 0.0f && s->game->board.passes == 1) keep = -1;
     if (keep >= 0 && s->nodes[keep].state == NODE_EXPANDED) return compact_tree(s, keep);
     return reset_tree(s);
 }
@@ -455,7 +461,8 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
             search_bias_update(s, path, len);
             return 0;
         }
-        if (b->passes >= 2) {
+        /* two passes end the game, except our pass from the root under conservative pass */
+        if (b->passes >= 2 && !(len == 2 && s->p.conservative_pass != 0.0f)) {
             n->state = NODE_TERMINAL;
             float score = terminal_score(s, b);
             backup_path(s, path, len, sign_value(score),
@@ -516,8 +523,17 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
     if (s->feature_set == FEATURES_KATA || s->feature_set == FEATURES_KATA_S) {
         kata_features_after(s->game, s->path_move, depth, s->feature_set == FEATURES_KATA_S, planes, keys);
     } else {
-        features_write(s->feature_set, b, prev, &s->game->rules, suicide, planes);
-        if (keys) *keys = features_key(s->feature_set, b, prev_hash, &s->game->rules);
+        const board_t *fb = b;
+        board_t once;
+        if (depth == 1 && b->passes >= 2) {
+            /* conservative pass: our pass after the opponent's.  No game the net learnt from
+             * went on after two passes, so it sees the opponent's position after one. */
+            once = *b;
+            once.recent[1] = BOARD_NONE;
+            fb = &once;
+        }
+        features_write(s->feature_set, fb, prev, &s->game->rules, suicide, planes);
+        if (keys) *keys = features_key(s->feature_set, fb, prev_hash, &s->game->rules);
     }
     q->npending++;
     return 1;

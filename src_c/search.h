@@ -115,6 +115,15 @@ typedef struct {
     float value_weight_exponent;
     float noise_pruning;
     float noise_prune_utility_scale;
+    /* KataGo's conservativePass: nonzero, when the opponent's last move was a pass our pass
+     * from the root is not the end of the game (two passes, Tromp-Taylor count of the board
+     * as it stands, dead stones included) but a position the net evaluates with the
+     * opponent to move, and the search goes on below it (a pass there ends the game).  A
+     * pass then wins only where playing on would: no passing into a count that GNU Go, a
+     * referee or a human takes the dead stones off.  Advancing the root to a position where
+     * a pass would end the game clears the tree (its pass child was terminal).  KataGo's GTP
+     * and analysis default, and ours: on; self-play (Tromp-Taylor): off. */
+    float conservative_pass;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };

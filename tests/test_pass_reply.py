@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from engine import coords
-from engine.core import BLACK, ChildStats, Rules
+from engine.core import BLACK, ChildStats, Rules, SearchParams
 from engine.nets.evaluator import UniformEvaluator
 from engine.gtp import EngineConfig, GTPEngine
 from engine.play.movepolicy import RESIGN, best_winrate, pass_allowed, truly_lost
@@ -137,10 +137,10 @@ EVALUATORS = {
 }
 
 
-def make_engine(evaluator: str, visits: int, resign: float = 0.05) -> GTPEngine:
+def make_engine(evaluator: str, visits: int, resign: float = 0.05, conservative: bool = True) -> GTPEngine:
     ev = EVALUATORS[evaluator]()
     cfg = EngineConfig(size=SIZE, rules=Rules(komi=KOMI), visits=visits, seed=1, threads=1, resign=resign,
-                       quiet=True)
+                       quiet=True, search=SearchParams(conservative_pass=1.0 if conservative else 0.0))
     return GTPEngine(lambda n: ev, cfg, stdout=io.StringIO(), stderr=io.StringIO())
 
 
@@ -178,9 +178,10 @@ def test_behind_by_the_count_never_passes_back(name, diagram, evaluator, visits)
 
 def test_the_search_itself_proposes_the_losing_pass():
     """The scenario the guard is for: with a net that likes passing back, the search's own move
-    after a few visits is the pass, although the pass child is an exact terminal loss."""
+    after a few visits is the pass, although the pass child is an exact terminal loss (without
+    conservative pass: with it, the next test)."""
     for visits in (1, 2, 8):
-        eng = make_engine("behind-pass-first", visits)
+        eng = make_engine("behind-pass-first", visits, conservative=False)
         setup(eng.command, EARLY)
         _, result = eng.genmove(BLACK)
         kids = {c.move: c for c in result.children}

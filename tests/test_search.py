@@ -95,14 +95,15 @@ X X X X .
 
 
 def test_terminal_scoring_finds_the_only_winning_move():
-    # White has passed; Black's pass ends the game.  By Tromp-Taylor count Black is 17 - 9 = +8:
+    # White has passed; Black's pass ends the game (conservative pass off: tests/
+    # test_conservative_pass.py has it on).  By Tromp-Taylor count Black is 17 - 9 = +8:
     # with komi 10.5 passing loses and only the capture at C3 wins.
     game = board_from_ascii(ONE_EYE, Rules.preset("chinese", 10.5))
     game.play(game.pass_point, WHITE)
     assert game.to_move == BLACK and game.passes == 1
     assert set(game.legal_moves()) == {from_gtp("C3", 5), game.pass_point}
     ev = FixedEvaluator(np.zeros(26, np.float32))
-    tree = Search(game, SearchParams(), max_batch=8, seed=4)
+    tree = Search(game, SearchParams(conservative_pass=0.0), max_batch=8, seed=4)
     run(tree, ev, 300)
     kids = {c.move: c for c in tree.children(with_pv=False)}
     assert kids[game.pass_point].q == -1.0          # exact terminal loss, never a net guess
@@ -110,7 +111,7 @@ def test_terminal_scoring_finds_the_only_winning_move():
     # With komi 5.5 passing wins: the pass child is an exact win.
     game2 = board_from_ascii(ONE_EYE, Rules.preset("chinese", 5.5))
     game2.play(game2.pass_point, WHITE)
-    tree2 = Search(game2, SearchParams(), max_batch=8, seed=4)
+    tree2 = Search(game2, SearchParams(conservative_pass=0.0), max_batch=8, seed=4)
     run(tree2, ev, 300)
     kids2 = {c.move: c for c in tree2.children(with_pv=False)}
     assert kids2[game2.pass_point].q == 1.0

@@ -285,10 +285,13 @@ class RunConfig:
 
     def search_params(self, **changes: Any) -> SearchParams:
         """The search parameters of self-play and gating agents: ``changes`` over C's defaults,
-        with the tree memory cap of ``--max-memory`` and the ``--search-options``."""
+        with the tree memory cap of ``--max-memory`` and the ``--search-options``.  Their games
+        end at two passes and are counted Tromp-Taylor, so a pass after a pass is the end of
+        the game in their trees too (conservative pass off, unless the options turn it on)."""
         if self.max_memory:
             changes["max_memory"] = parse_memory(self.max_memory)
-        return dataclasses.replace(_SEARCH, **{**searchopts.parse_options(self.search_options), **changes})
+        return dataclasses.replace(_SEARCH, **{"conservative_pass": 0.0, **searchopts.parse_options(self.search_options),
+                                               **changes})
 
     def to_dict(self) -> dict[str, Any]:
         """The config.json form, keyed as the command line's options (:data:`OPTIONS`): one key

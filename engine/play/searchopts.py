@@ -34,6 +34,7 @@ our name                        KataGo's name                   range
 ``value_weight_exponent``       ``valueWeightExponent``         0 .. 1
 ``noise_pruning``               ``useNoisePruning``             0 .. 1 (nonzero: on)
 ``noise_prune_utility_scale``   ``noisePruneUtilityScale``      0.001 .. 10
+``conservative_pass``           ``conservativePass``            0 .. 1 (nonzero: on)
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ==============================  ==============================  ===========
 
@@ -47,6 +48,9 @@ net the optimism options change nothing.  The first six are the search's base co
 our c_puct grows as c_puct + c_puct_factor * log((N + base + 1) / base), KataGo's the same
 way (without the +1); KataGo's GTP uses 1.0, 0.45 and 500, FPU reductions 0.2 and 0.1 at the
 root, and 0.15 for the LCB's visit share, where ours are 1.1, 1.0, 19652, 0.25, 0.25 and 0.1.
+Conservative pass is on by default, as in KataGo's GTP and analysis engines (after the
+opponent's pass, our pass is judged by the net as a position where play goes on, not as a
+Tromp-Taylor end of the game); self-play and gating, scored Tromp-Taylor, turn it off.
 """
 from __future__ import annotations
 
@@ -85,6 +89,7 @@ KATAGO_NAMES = {
     "value_weight_exponent": "valueWeightExponent",
     "noise_pruning": "useNoisePruning",
     "noise_prune_utility_scale": "noisePruneUtilityScale",
+    "conservative_pass": "conservativePass",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
 OPTIONS = (*KATAGO_NAMES, "lcb_utility")
@@ -117,6 +122,7 @@ RANGES = {
     "value_weight_exponent": (0.0, 1.0),
     "noise_pruning": (0.0, 1.0),
     "noise_prune_utility_scale": (0.001, 10.0),
+    "conservative_pass": (0.0, 1.0),
     "lcb_utility": (0.0, 1.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
