@@ -22,6 +22,10 @@ engine's game-end decisions on top of the search's move:
   otherwise the engine plays the search's best other move.  A judged score
   (ownership, dead stones removed) that loses does not make a pass acceptable: early in the
   game it is a guess about an open board, and a 40% winrate is no lost game.
+- **Never pass into a won count that a referee takes away**: with conservative pass (the
+  search's ``conservative_pass``, on by default) the search itself judges our pass after the
+  opponent's by the net, play going on, not as a Tromp-Taylor win with our dead stones still on
+  the board; so it proposes that pass only when playing on would not do better.
 - **Clean-up** (``kgs-genmove_cleanup``): never pass while the opponent's dead stones remain.
 """
 from __future__ import annotations
