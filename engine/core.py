@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from engine.native import ffi, lib
-from engine.searchcore import SearchParams, _floats_or_null, _rows_or_null, backup_many, collect_many  # noqa: F401 (re-exported)
+from engine.searchcore import SearchParams, _floats_or_null, _rows_or_null, backup_many, collect_many, ramp_leaves  # noqa: F401 (re-exported)
 from engine.coords import GTP_LETTERS
 from engine.rules import DEFAULT_RULES, Rules, format_result
 

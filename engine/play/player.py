@@ -22,8 +22,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams
-from engine.searchcore import ramp_leaves
+from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams, ramp_leaves
 
 
 
