@@ -250,6 +250,11 @@ static int replay(replay_t *r, const game_t *g, const int16_t *path, int npath, 
 
 int kata_features_after(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
                         float *out, uint64_t *key) {
+    return kata_features_search(g, path, npath, pass_alive_suicide, 0, out, key);
+}
+
+int kata_features_search(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
+                         int conservative_root, float *out, uint64_t *key) {
     static const int max_path = 1024;
     if (npath > max_path) return -1;
     int ngame = g->nhashes - 1;
@@ -350,9 +355,11 @@ int kata_features_after(const game_t *g, const int16_t *path, int npath, int pas
         }
     }
     int pass_ends = last_pass || spight_now;
+    int hide = conservative_root && pass_ends;
+    if (hide) pass_ends = 0;
 
     /* 9-13 and globals 0-4: the last moves while colours alternate back from the opponent */
-    int max_turns = game_over ? 1 : KATA_HISTORY;
+    int max_turns = hide ? 0 : game_over ? 1 : KATA_HISTORY;
     if (valid < max_turns) max_turns = valid;
     int included = 0;
     uint64_t hist_key = 0;

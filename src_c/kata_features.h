@@ -42,6 +42,11 @@
  * everything the planes depend on.  Returns 0, or -1 if a path move is illegal. */
 int kata_features_after(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
                         float *out, uint64_t *key);
+/* The same as the search writes them: conservative_root nonzero for the root under conservative
+ * pass (KataGo's conservativePassAndIsRoot), where a pass would end the game but the search
+ * goes on past it: the net is shown no history and no "a pass ends the game". */
+int kata_features_search(const game_t *g, const int16_t *path, int npath, int pass_alive_suicide,
+                         int conservative_root, float *out, uint64_t *key);
 
 /* KataGo's area of board b: owner[N*N] (compact) gets BLACK/WHITE/EMPTY for every point:
  * pass-alive stones and territory (Benson), empty regions bordered by one colour only,

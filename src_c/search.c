@@ -521,7 +521,8 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
         }
     }
     if (s->feature_set == FEATURES_KATA || s->feature_set == FEATURES_KATA_S) {
-        kata_features_after(s->game, s->path_move, depth, s->feature_set == FEATURES_KATA_S, planes, keys);
+        kata_features_search(s->game, s->path_move, depth, s->feature_set == FEATURES_KATA_S,
+                             depth == 0 && s->p.conservative_pass != 0.0f, planes, keys);
     } else {
         const board_t *fb = b;
         board_t once;

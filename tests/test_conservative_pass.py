@@ -110,3 +110,30 @@ X . X O . X . X X
     run(on, ev, 200)
     assert pass_child(on, game).q < 0.0
     assert on.choose() != game.pass_point
+
+
+@pytest.mark.parametrize("feature_set", ["kata7", "kata7s"])
+def test_a_katago_net_at_such_a_root_sees_no_history_and_no_game_end(feature_set):
+    """KataGo's conservativePassAndIsRoot: at a root where a pass would end the game and the
+    search goes on past it, the net is shown no history (globals 0-4 for passes, planes 9-13
+    for moves) and no 'a pass ends the game' (global 14).  Off, it sees White's pass and that
+    flag, as KataGo's net does without conservative pass.  Below the root nothing changes."""
+    from engine.core import Game
+    game = Game(9, Rules.preset("chinese", 7.0))
+    for vertex, color in (("E5", BLACK), ("C3", WHITE), ("G7", BLACK)):
+        game.play(from_gtp(vertex, 9), color)
+    game.play(game.pass_point, WHITE)
+    spatial = 22
+
+    def root_planes(params):
+        tree = Search(game, params, feature_set=feature_set, max_batch=1, seed=1)
+        assert tree.collect() == 1 and tree.visits == 0       # the root is the first leaf
+        return np.array(tree.planes[0])
+
+    on, off = root_planes(ON), root_planes(OFF)
+    assert off[spatial + 0].max() == 1.0 and off[spatial + 14].max() == 1.0   # White passed; a pass ends it
+    assert off[10].sum() == off[11].sum() == off[12].sum() == 1.0             # G7, C3, E5 before it
+    assert on[spatial + 0].max() == 0.0 and on[spatial + 14].max() == 0.0
+    assert on[9:14].sum() == 0.0 and on[spatial:spatial + 5].sum() == 0.0
+    same = [k for k in range(on.shape[0]) if not (9 <= k < 14 or spatial <= k < spatial + 5 or k == spatial + 14)]
+    assert np.array_equal(on[same], off[same])                                # the rest as before
