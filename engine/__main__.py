@@ -99,11 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                           threads=args.threads)
     if args.max_memory is not None:
         config.search = dataclasses.replace(config.search, max_memory=args.max_memory)
-    profile = searchopts.net_defaults(getattr(factory, "feature_set", "rich"))
+    feature_set = getattr(factory, "feature_set", None)
+    profile = searchopts.net_defaults(feature_set)
     if profile:
         config.search = searchopts.with_options(config.search, profile)
-        warn("KataGo net: KataGo's search settings (" + searchopts.describe(config.search) +
-             "); --search changes any")
+        warn(searchopts.net_kind(feature_set) + ": KataGo's search settings (" +
+             searchopts.describe(config.search) + "); --search changes any")
     for options in args.search:
         config.search = searchopts.with_options(config.search, options)
     try:

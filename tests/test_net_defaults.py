@@ -1,6 +1,7 @@
 """A KataGo net plays with KataGo's search settings (``searchopts.KATAGO_GTP``), in the GTP
-engine and the analysis engine; ours and Leela Zero's keep the defaults; ``--search`` overrides
-either."""
+engine, the analysis engine and in-process match players; ours with those of them they can use
+(``searchopts.OUR_NETS``); Leela Zero's and test evaluators keep C's defaults; ``--search``
+overrides any."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,7 +19,11 @@ from engine.play import searchopts
 
 def test_the_table_is_katagos_and_in_range():
     assert searchopts.net_defaults("kata7") == searchopts.KATAGO_GTP == searchopts.net_defaults("kata7s")
-    assert searchopts.net_defaults("rich") == {} and searchopts.net_defaults("lz18") == {}
+    assert searchopts.net_defaults("lz18") == {} and searchopts.net_defaults(None) == {}
+    # ours: every one of them our nets can use (no uncertainty or optimism heads)
+    assert searchopts.net_defaults("rich") == searchopts.OUR_NETS == {
+        k: v for k, v in searchopts.KATAGO_GTP.items()
+        if k not in ("use_uncertainty", "policy_optimism", "root_policy_optimism")}
     base = SearchParams()
     for name, value in searchopts.KATAGO_GTP.items():
         low, high = searchopts.RANGES[name]
@@ -57,8 +62,10 @@ def test_gtp_engine(monkeypatch, capsys, nets):
     assert replies[:2] == ["0.25", "500"] and "KataGo net: KataGo's search settings" in err
     replies, _ = gtp(monkeypatch, capsys, ["--weights", str(kata), "--search", "valueWeightExponent=0"], ask)
     assert replies[:2] == ["0", "500"]
-    replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)], ask)
-    assert replies[:2] == ["0", "19652"] and "KataGo net" not in err
+    replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)], ask + "kata-get-param useUncertainty\n")
+    assert replies[:3] == ["0.25", "500", "0"] and "our net: KataGo's search settings" in err
+    replies, err = gtp(monkeypatch, capsys, ["--weights", "uniform"], ask)
+    assert replies[:2] == ["0", "19652"] and "search settings" not in err     # a test evaluator: C's
 
 
 def test_analysis_engine(monkeypatch, capsys, nets):
@@ -80,12 +87,12 @@ def test_analysis_engine(monkeypatch, capsys, nets):
         assert analysis.main(["--weights", str(path), "--threads", "1", "--precision", "fp32"]) == 0
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["id"] == "a"
     assert seen[0].value_weight_exponent == 0.25 and seen[0].static_score_utility == pytest.approx(0.1)
-    assert seen[1] == SearchParams()
+    assert seen[1] == searchopts.with_options(SearchParams(), searchopts.OUR_NETS)
 
 
 def test_in_process_match_players(nets, tmp_path):
     """``train.match``'s ``inproc:`` players: a KataGo net starts from KATAGO_GTP like the GTP
-    engine, ours from the defaults, and the spec's own options override either."""
+    engine, ours from OUR_NETS, and the spec's own options override either."""
     from train.match.config import EngineSpec, GameSettings, MatchConfig
     from train.match.schedule import MatchPlayers
 
@@ -97,4 +104,4 @@ def test_in_process_match_players(nets, tmp_path):
     k, v, o = (players.player(0, e.label).params for e in engines)
     assert searchopts.with_options(SearchParams(), searchopts.KATAGO_GTP) == k
     assert v == dataclasses.replace(k, value_weight_exponent=0.0)
-    assert o == SearchParams()
+    assert o == searchopts.with_options(SearchParams(), searchopts.OUR_NETS)

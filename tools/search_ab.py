@@ -1,7 +1,8 @@
 """A/B test of search options: ``python -m tools.search_ab``.
 
-Our engine with new search options (:mod:`engine.play.searchopts`) plays the same engine with the
-current (or ``--base``) options, with the same net, in this process (``train.match``'s game
+Our engine with new search options (:mod:`engine.play.searchopts`) plays the same engine with C's
+default options (``SearchParams()``, not the net's profile of ``searchopts.net_defaults``; ``--base``
+changes them), with the same net, in this process (``train.match``'s game
 pool, ``inproc:`` engines): colours alternate, each pair of games shares a random opening, both
 sides search the same visits (or, with ``--move-time``, the same time).  Every ``--variant``
 plays its own match against the base; the table gives each one's score and Elo over the base
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from engine.core import SearchParams
 from engine.play import searchopts
 from engine.play.settings import DEFAULT_RESIGN
 from engine.rules import Rules
@@ -50,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", type=_variant, action="append", required=True, metavar="NAME=OPTS",
                    help="options under test, NAME=opt=v[,opt=v...] (our names or KataGo's); repeatable")
     p.add_argument("--base", type=searchopts.options_arg, default={}, metavar="OPTS",
-                   help="the base's options (default: the current defaults)")
+                   help="the base's options (default: C's defaults, without the net's profile)")
     p.add_argument("--games", type=int, default=100, help="games per variant (default 100)")
     p.add_argument("--visits", type=int, default=64, help="root visits a move (default 64)")
     p.add_argument("--move-time", type=float, help="seconds a move instead of equal visits")
@@ -79,11 +81,19 @@ def _spec(label: str, weights: str, visits: int, device: str, options: dict[str,
     return EngineSpec(label, f"inproc:{weights}:visits={visits},device={device},name={label}{opts}")
 
 
+def base_options(given: dict[str, float]) -> dict[str, float]:
+    """Every option at C's default, then ``given``: spelled out, they override the net's profile
+    that in-process players start from, so the base is C's search whatever the net."""
+    c = SearchParams()
+    return {**{k: getattr(c, k) for k in searchopts.OPTIONS}, **given}
+
+
 def run_variant(args: argparse.Namespace, name: str, options: dict[str, float]) -> dict:
     """Plays one variant against the base; returns its row of the table."""
     visits = 100_000 if args.move_time else args.visits
-    engines = (_spec(name, args.weights, visits, args.device, {**args.base, **options}),
-               _spec("base", args.weights, visits, args.device, args.base))
+    base = base_options(args.base)
+    engines = (_spec(name, args.weights, visits, args.device, {**base, **options}),
+               _spec("base", args.weights, visits, args.device, base))
     config = MatchConfig(
         engines=engines, games=args.games,
         settings=GameSettings(size=args.size, rules=Rules.preset(args.rules, args.komi),
@@ -137,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = rows[-1]
         print(f"{name}: {r['wins']}-{r['losses']}-{r['draws']} of {r['games']}, {r['elo']} "
               f"({r['seconds']:.0f} s)", flush=True)
-    print(f"\nbase: {searchopts.describe(_spec('base', args.weights, 1, 'cpu', args.base).inproc.search_params())}"
+    print(f"\nbase: {searchopts.describe(_spec('base', args.weights, 1, 'cpu', base_options(args.base)).inproc.search_params())}"
           f", {args.size}x{args.size} komi {args.komi:g}, {limit}, net {args.weights}")
     print(format_table(rows, limit))
     return 0

@@ -448,7 +448,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     search = SearchParams()
     if args.max_memory is not None:
         search = dataclasses.replace(search, max_memory=args.max_memory)
-    search = dataclasses.replace(search, **net_search_defaults(getattr(factory, "feature_set", "rich")))
+    search = dataclasses.replace(search, **net_search_defaults(getattr(factory, "feature_set", None)))
     for options in args.search:
         search = dataclasses.replace(search, **options)
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),

@@ -141,12 +141,30 @@ KATAGO_GTP = {
 }
 
 
-def net_defaults(feature_set: str) -> dict[str, float]:
+#: The options that need heads our nets lack (short-term errors, an optimistic policy).
+HEAD_OPTIONS = ("use_uncertainty", "policy_optimism", "root_policy_optimism")
+#: The search our own nets play with: KataGo's GTP values of every option they can use (with the
+#: leaf ramp, +49 [+4, +96] over C's defaults at 400 visits and +45 at 64: README, *KataGo's
+#: search improvements*).
+OUR_NETS = {k: v for k, v in KATAGO_GTP.items() if k not in HEAD_OPTIONS}
+
+
+def net_defaults(feature_set: str | None) -> dict[str, float]:
     """The options a net's search starts from (``--search`` then overrides any): KataGo's GTP
     values for KataGo nets, whose search was tuned with them (against KataGo itself, with its
-    net, they bring ours level: README, *KataGo networks*); none for ours and Leela Zero's,
-    where none was a measured gain."""
-    return dict(KATAGO_GTP) if feature_set.startswith("kata") else {}
+    net, they bring ours level: README, *KataGo networks*), and for ours (``rich`` features)
+    those of them they can use (:data:`OUR_NETS`, a measured gain); none for Leela Zero's, where
+    none was measured, nor for test evaluators without a feature set (None)."""
+    if not feature_set:
+        return {}
+    if feature_set.startswith("kata"):
+        return dict(KATAGO_GTP)
+    return dict(OUR_NETS) if feature_set == "rich" else {}
+
+
+def net_kind(feature_set: str | None) -> str:
+    """How the engine names a net's kind on stderr: ``KataGo net`` or ``our net``."""
+    return "KataGo net" if (feature_set or "").startswith("kata") else "our net"
 
 
 def option_field(name: str) -> str:

@@ -39,8 +39,8 @@ class InProcessSpec:
     under its model id, e.g. ``model-0000200``, as in gating SGFs);
     ``max_memory`` the search tree's memory cap in bytes (None: the engine's);
     ``search`` the search options (SearchParams field, value) given in the spec: they override
-    the defaults of the net's kind (KataGo's GTP values for a KataGo net, as ``python -m
-    engine``; :func:`engine.play.searchopts.net_defaults`).
+    the defaults of the net's kind, as in ``python -m engine``
+    (:func:`engine.play.searchopts.net_defaults`).
     """
 
     weights: str
@@ -50,9 +50,9 @@ class InProcessSpec:
     max_memory: int | None = None
     search: tuple[tuple[str, float], ...] = ()
 
-    def search_params(self, feature_set: str = "rich") -> SearchParams:
+    def search_params(self, feature_set: str | None = None) -> SearchParams:
         """The player's search parameters: the defaults of a net with ``feature_set`` (its
-        evaluator's) with ``max_memory`` and ``search``."""
+        evaluator's; None: C's defaults) with ``max_memory`` and ``search``."""
         params = SearchParams(max_memory=self.max_memory) if self.max_memory else SearchParams()
         return searchopts.with_options(params, {**searchopts.net_defaults(feature_set), **dict(self.search)})
 
