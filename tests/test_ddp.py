@@ -23,6 +23,7 @@ both runs, the rescalings between a rank's mean and the global one are by powers
 (batch norm over all 16 positions) must NOT agree with the 2-process run (it differs by about
 0.1): the comparison can fail, and tells batch-norm semantics apart.
 """
+import gc
 import json
 import signal
 import os
@@ -124,9 +125,12 @@ def _rank(rank: int, port: int, model_path: str, batches: list, out: str) -> Non
     trainer = ddp.DDPTrainer(model, settings(), "cpu")
     half = BATCH // WORLD
     losses = [trainer.train_step({k: v[rank * half:(rank + 1) * half] for k, v in b.items()}) for b in batches]
+    ddp.leave_group(trainer)
+    # the group is freed now, not at interpreter shutdown (where gloo can abort the process)
+    wrappers = sum(isinstance(o, torch.nn.parallel.DistributedDataParallel) for o in gc.get_objects())
     if rank == 0:
-        torch.save({"state": trainer.model.state_dict(), "losses": losses}, out)
-    dist.destroy_process_group()
+        torch.save({"state": trainer.model.state_dict(), "losses": losses, "wrappers": wrappers,
+                    "initialized": dist.is_initialized()}, out)
 
 
 def two_process_run(model_path: Path, batches: list, out: Path) -> dict:
@@ -167,6 +171,7 @@ def test_two_processes_equal_one_at_the_same_global_batch(window, tmp_path):
     diff = max_diff(ddp_run["state"], ghost)
     print(f"2 processes vs 1 (ghost batches): max |diff| {diff:.3g} over the state dict; "
           f"weights moved by up to {moved:.3g}; plain 1 process differs by {max_diff(ddp_run['state'], plain):.3g}")
+    assert ddp_run["wrappers"] == 0 and not ddp_run["initialized"]
     assert moved > 100 * ATOL                     # the steps did change the weights
     assert diff <= ATOL
     for a, b in zip(ddp_run["losses"], ghost_losses):     # the reported losses are the global ones

@@ -38,6 +38,7 @@ count global samples, and their ``loader_positions_per_s`` is rank 0's loader ti
 from __future__ import annotations
 
 import datetime
+import gc
 import queue
 import signal
 import sys
@@ -133,6 +134,15 @@ class DDPTrainer(Trainer):
         dist.all_reduce(vec)
         return dict(zip(names, (vec / self.world).tolist()))
 
+    def unwrap(self) -> None:
+        """Drops the DistributedDataParallel wrapper, whose reducer holds the process group, so
+        that :func:`leave_group` frees the group while the interpreter is whole.  A gloo group
+        first freed at interpreter shutdown can abort the process ("terminate called without an
+        active exception", SIGABRT); its threads then outlive what they use.  The trainer keeps
+        working, alone: its model is the one it saves."""
+        self.net = self.model
+        gc.collect()
+
     def load_state(self, run_dir: RunDir) -> bool:
         ok = super().load_state(run_dir)
         flags = torch.tensor([int(ok), -int(ok)], dtype=torch.int64, device=self.device)
@@ -141,6 +151,16 @@ class DDPTrainer(Trainer):
             raise RuntimeError(f"{run_dir.trainer_state_path}: the ranks disagree on whether the optimiser "
                                f"state loads; their momentum would differ")
         return ok
+
+
+def leave_group(trainer: DDPTrainer | None = None) -> None:
+    """Leaves the default process group and frees it now: ``trainer`` (the rank's
+    :class:`DDPTrainer`, if any) drops its DDP wrapper first (see :meth:`DDPTrainer.unwrap`)."""
+    if trainer is not None:
+        trainer.unwrap()
+    if dist.is_initialized():
+        dist.destroy_process_group()
+    gc.collect()
 
 
 def next_batch(loader: BatchLoader, on_empty: Callable[[], None]) -> dict[str, Any]:
@@ -197,9 +217,10 @@ class Leader:
         if time.monotonic() - self.last_told >= HEARTBEAT_S:
             self.tell(WAIT, step, games)
 
-    def close(self, step: int, timeout_s: float = 60.0) -> None:
+    def close(self, step: int, timeout_s: float = 60.0, trainer: DDPTrainer | None = None) -> None:
         """Tells the followers to stop and waits for them (terminating them after ``timeout_s``);
-        a follower that failed is reported on stderr."""
+        a follower that failed is reported on stderr.  Rank 0's ``trainer`` then leaves the
+        group (:func:`leave_group`)."""
         if self.closed:
             return
         self.closed = True
@@ -208,8 +229,7 @@ class Leader:
         except (RuntimeError, ValueError) as exc:     # a rank is gone: the group is broken
             print(f"trainer: cannot tell the data-parallel ranks to stop ({exc})", file=sys.stderr, flush=True)
         self._end_followers(timeout_s)
-        if dist.is_initialized():
-            dist.destroy_process_group()
+        leave_group(trainer)
 
     def _end_followers(self, timeout_s: float = 0.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -278,5 +298,5 @@ def _follower(index: int, spec: dict[str, Any]) -> None:
     finally:
         loader.close()
         rd.append_metrics({"source": "trainer-rank", "rank": rank, "step": trainer.step, "event": "stop"})
-    dist.destroy_process_group()
+    leave_group(trainer)
     sys.stdout.flush()
