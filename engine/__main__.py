@@ -27,7 +27,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from engine.play import searchopts  # noqa: E402
 from engine.core import Rules, SearchParams  # noqa: E402
 from engine.gtp import EngineConfig, GTPEngine  # noqa: E402
-from engine.nets.loading import WEIGHTS_DIR, default_weights_path, make_evaluator_factory  # noqa: E402
+from engine.nets.loading import (WEIGHTS_DIR, default_weights_path, make_evaluator_factory,  # noqa: E402
+                                 net_feature_set)
 from engine.options import DEFAULTS, build_parser, default_threads  # noqa: E402
 
 __all__ = ["DEFAULTS", "WEIGHTS_DIR", "build_parser", "default_threads", "default_weights_path",
@@ -99,12 +100,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                           threads=args.threads)
     if args.max_memory is not None:
         config.search = dataclasses.replace(config.search, max_memory=args.max_memory)
-    feature_set = getattr(factory, "feature_set", None)
-    profile = searchopts.net_defaults(feature_set)
-    if profile:
-        config.search = searchopts.with_options(config.search, profile)
-        warn(searchopts.net_kind(feature_set) + ": KataGo's search settings (" +
-             searchopts.describe(config.search) + "); --search changes any")
+    try:
+        feature_set = net_feature_set(factory, args.size)
+    except (ValueError, OSError) as exc:
+        warn(f"error: {exc}")
+        return 2
+    config.search = searchopts.with_net_defaults(config.search, feature_set, warn)
     for options in args.search:
         config.search = searchopts.with_options(config.search, options)
     try:

@@ -13,7 +13,6 @@ from engine.play.settings import DEFAULT_VISITS
 from engine.rules import PRESETS
 
 DEFAULTS = EngineConfig()     # the engine's defaults, shown and used by the command line
-net_search_defaults = searchopts.net_defaults   # the options a net's kind starts from
 
 
 def _positive_int(text: str) -> int:

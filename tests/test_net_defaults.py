@@ -68,6 +68,27 @@ def test_gtp_engine(monkeypatch, capsys, nets):
     assert replies[:2] == ["0", "19652"] and "search settings" not in err     # a test evaluator: C's
 
 
+def test_shipped_nets_too(monkeypatch, capsys, nets, tmp_path):
+    """Without --weights (the engine as shipped) the options follow the shipped net of the
+    starting size, in the GTP engine and the analysis engine."""
+    from engine.analysis import engine as analysis
+    from engine.nets import loading
+
+    kata, ours = nets
+    ask = "kata-get-param valueWeightExponent\nkata-get-param useUncertainty\n"
+    for net, kind, uncertainty in ((kata, "KataGo net", "1"), (ours, "our net", "0")):
+        shipped = tmp_path / f"shipped-{net.stem}"
+        shipped.mkdir()
+        (shipped / net.name).write_bytes(net.read_bytes())
+        (shipped / "manifest.json").write_text(json.dumps({"sizes": {"9": net.name}, "default": net.name}))
+        monkeypatch.setattr(loading, "WEIGHTS_DIR", shipped)
+        replies, err = gtp(monkeypatch, capsys, [], ask)
+        assert replies[:2] == ["0.25", uncertainty] and f"{kind}: KataGo's search settings" in err
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+        assert analysis.main(["--threads", "1", "--precision", "fp32"]) == 0
+        assert f"{kind}: KataGo's search settings" in capsys.readouterr().err
+
+
 def test_analysis_engine(monkeypatch, capsys, nets):
     from engine.analysis import engine as analysis
 

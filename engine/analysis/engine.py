@@ -43,8 +43,9 @@ from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, err
 from engine.analysis.report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
 from engine.searchcore import ramp_leaves
-from engine.nets.loading import make_evaluator_factory
-from engine.options import DEFAULTS, default_threads, net_search_defaults
+from engine.nets.loading import make_evaluator_factory, net_feature_set
+from engine.options import DEFAULTS, default_threads
+from engine.play.searchopts import with_net_defaults
 from engine.options import build_parser as gtp_parser
 
 DEFAULT_POSITIONS = 16
@@ -448,7 +449,12 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     search = SearchParams()
     if args.max_memory is not None:
         search = dataclasses.replace(search, max_memory=args.max_memory)
-    search = dataclasses.replace(search, **net_search_defaults(getattr(factory, "feature_set", None)))
+    try:
+        feature_set = net_feature_set(factory, 19)    # the shipped nets of every size are of one kind
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    search = with_net_defaults(search, feature_set, warn)
     for options in args.search:
         search = dataclasses.replace(search, **options)
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),

@@ -143,22 +143,46 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         for_size.feature_set = net[1].get("feature_set", evaluator.feature_set)  # type: ignore[attr-defined]
         return for_size
 
+    nets: dict[Any, Any] = {}
     cache: dict[Any, Any] = {}
 
-    def default_for(size: int) -> Any:
+    def shipped_net(size: int) -> tuple[Path | None, Any]:
         path = default_weights_path(size)
         key = str(path) if path is not None else None
-        if key not in cache:
+        if key not in nets:
             if path is None:
                 warn("warning: no network shipped in weights/ for this board size: playing with a "
                      "small UNTRAINED network (pass --weights to choose one)")
-                net = (weights_mod.new_model(NetConfig(blocks=2, filters=32), seed=seed), {})
+                nets[key] = (weights_mod.new_model(NetConfig(blocks=2, filters=32), seed=seed), {})
             else:
-                net = weights_mod.load_any(path)
+                nets[key] = weights_mod.load_any(path)
+        return path, nets[key]
+
+    def default_for(size: int) -> Any:
+        path, net = shipped_net(size)
+        key = str(path) if path is not None else None
+        if key not in cache:
+            if path is not None:
                 check_board_size(path, net[1], size)
                 trained = net[1].get("board_sizes") or []
                 if trained and size not in trained:
                     warn(untrained_size_warning(path, size, trained))
             cache[key] = torch_evaluator(path, net, size)
         return cache[key]
+
+    def feature_set_for(size: int) -> str | None:
+        _path, (model, meta) = shipped_net(size)
+        return meta.get("feature_set") or getattr(model, "feature_set", None)
+    default_for.feature_set_for = feature_set_for  # type: ignore[attr-defined]
     return default_for
+
+
+def net_feature_set(factory: Callable[[int], Any], size: int) -> str | None:
+    """The feature set of the net ``factory`` (from :func:`make_evaluator_factory`) plays
+    ``size`` with, which says its kind (a KataGo net, ours): the ``--weights`` net's, else the
+    shipped net's for ``size`` (read without building an evaluator); None for the test
+    evaluators (uniform, random)."""
+    if hasattr(factory, "feature_set"):
+        return factory.feature_set       # type: ignore[attr-defined]
+    feature_set_for = getattr(factory, "feature_set_for", None)
+    return feature_set_for(size) if feature_set_for is not None else None

@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+from typing import Callable
 
 from engine.core import SearchParams
 
@@ -165,6 +166,18 @@ def net_defaults(feature_set: str | None) -> dict[str, float]:
 def net_kind(feature_set: str | None) -> str:
     """How the engine names a net's kind on stderr: ``KataGo net`` or ``our net``."""
     return "KataGo net" if (feature_set or "").startswith("kata") else "our net"
+
+
+def with_net_defaults(params: SearchParams, feature_set: str | None,
+                      say: Callable[[str], None] = lambda text: None) -> SearchParams:
+    """``params`` with the options of the net's kind (:func:`net_defaults`) set, said through
+    ``say`` when there are any (the engine and its analysis engine print it on stderr)."""
+    profile = net_defaults(feature_set)
+    if not profile:
+        return params
+    params = with_options(params, profile)
+    say(f"{net_kind(feature_set)}: KataGo's search settings ({describe(params)}); --search changes any")
+    return params
 
 
 def option_field(name: str) -> str:
