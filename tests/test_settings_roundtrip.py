@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.play.settings import PlaySettings, add_play_arguments, play_options, play_settings_from
+from engine.play.settings import PlaySettings, add_play_arguments, field_options, play_settings_from
 from engine.rules import Rules
 from train.config import GateRule, RunConfig
 from train.gating import gate_settings
@@ -94,7 +94,7 @@ def test_play_settings_options_are_generated_from_the_fields_and_read_back():
     ns = ap.parse_args(["--forced-playouts", "1.5", "--root", "gumbel", "--max-moves", "30"])
     got = play_settings_from(ns, options, base=PlaySettings(temperature=0.5))
     assert got == PlaySettings(visits=7, root="gumbel", forced_playouts_k=1.5, max_moves=30, temperature=0.5)
-    assert play_options(got, options) == {"visits": 7, "root": "gumbel", "forced_playouts": 1.5, "max_moves": 30}
+    assert field_options(got, options) == {"visits": 7, "root": "gumbel", "forced_playouts": 1.5, "max_moves": 30}
     with pytest.raises(SystemExit):
         ap.parse_args(["--root", "mcts"])                                                # the field's choices
     quiet = argparse.ArgumentParser()

@@ -30,7 +30,7 @@ from typing import Any
 from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import PlaySettings, add_field_arguments, field_options, fields_from
+from engine.play.settings import PlaySettings, add_field_arguments, described as _opt, field_options, fields_from
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
@@ -43,10 +43,6 @@ PLAY_OPTIONS["forced_playouts_k"] = "forced_playouts"
 
 MODES = ("az", "agz")
 PIPELINES = ("async", "sync")
-
-
-def _opt(default: Any, help: str, **kw: Any) -> Any:
-    return field(default=default, metadata={"help": help, **kw})
 
 
 # Gating verdicts (train.gating)

@@ -9,9 +9,9 @@ defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules t
 A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
 field, with the field's help and type, the command's defaults and wording) and reads it back
 with :func:`play_settings_from`, which also reads a saved config's flat keys
-(:func:`play_options` writes them).  The same three work for any dataclass whose fields carry
-their help (:func:`add_field_arguments`, :func:`fields_from`, :func:`field_options`; a training
-run's gate rule).
+(:func:`field_options` writes them).  These work for any dataclass whose fields carry their
+help (made with :func:`described`): :func:`add_field_arguments` and :func:`fields_from` are
+the general forms (a training run's config and gate rule use them).
 """
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ def resign_value(winrate: float) -> float | None:
     return None if winrate <= 0 else 2.0 * winrate - 1.0
 
 
-def _help(default, help: str, **kw):
+def described(default: Any, help: str, **kw: Any) -> Any:
+    """A dataclass field with its command-line ``help`` (and ``choices``, ``metavar``) in its
+    metadata, as :func:`add_field_arguments` reads it."""
     return field(default=default, metadata={"help": help, **kw})
 
 
@@ -53,27 +55,27 @@ class PlaySettings:
     them from here), and C's (:class:`engine.core.SearchParams`) where C has them.  Each field's
     ``help`` is its command-line help (:func:`add_play_arguments`)."""
 
-    visits: int = _help(100, "root visits of a full search (reused subtree included)")
-    cheap_visits: int = _help(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
+    visits: int = described(100, "root visits of a full search (reused subtree included)")
+    cheap_visits: int = described(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
                                  "moves get; they are played, not trained on (0: off)")
-    full_search_prob: float = _help(0.25, "with --cheap-visits: share of moves given a full search")
-    temperature_moves: int = _help(0, "the first this many moves (plies) sample visits^(1/T); later moves take "
+    full_search_prob: float = described(0.25, "with --cheap-visits: share of moves given a full search")
+    temperature_moves: int = described(0, "the first this many moves (plies) sample visits^(1/T); later moves take "
                                       "the most visited")
-    temperature: float = _help(1.0, "T of the opening moves that sample visits^(1/T)")
-    noise_epsilon: float = _help(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
-    noise_alpha: float = _help(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
+    temperature: float = described(1.0, "T of the opening moves that sample visits^(1/T)")
+    noise_epsilon: float = described(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
+    noise_alpha: float = described(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
                                                "(0.03 per move on 19x19, as AlphaGo Zero)")
-    resign: float = _help(0.0, "resign when the winrate falls below this (0: never)", metavar="WINRATE")
-    max_moves: int | None = _help(None, "move cap, scored as if passed out "
+    resign: float = described(0.0, "resign when the winrate falls below this (0: never)", metavar="WINRATE")
+    max_moves: int | None = described(None, "move cap, scored as if passed out "
                                         f"(default {MOVE_CAP_PER_POINT}*N*N)")
-    record_policy: bool = _help(True, "keep visit distributions of full searches")
-    root: str = _help("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
+    record_policy: bool = described(True, "keep visit distributions of full searches")
+    root: str = described("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
                               "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
                               "target softmax(logits + sigma(completed Q)); --visits is then the "
                               "simulations of a move, and noise and temperature are not used)",
                       choices=("puct", "gumbel"))      # engine.play.rootsearch
-    gumbel_considered: int = _help(16, "--root gumbel: moves sampled at the root (m)")
-    forced_playouts_k: float = _help(_C.forced_playouts_k, "--root puct: KataGo's forced playouts in full "
+    gumbel_considered: int = described(16, "--root gumbel: moves sampled at the root (m)")
+    forced_playouts_k: float = described(_C.forced_playouts_k, "--root puct: KataGo's forced playouts in full "
                                                            "searches, k of sqrt(k * prior * visits), with "
                                                            "policy-target pruning (0: off; KataGo uses 2)")
 
@@ -133,7 +135,3 @@ def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: 
     """:func:`fields_from` for :class:`PlaySettings` (default ``base``: PlaySettings())."""
     return fields_from(values, options, base or PlaySettings())
 
-
-def play_options(settings: PlaySettings, options: Mapping[str, str]) -> dict[str, Any]:
-    """The fields named in ``options`` keyed by option name: :func:`play_settings_from`'s inverse."""
-    return field_options(settings, options)

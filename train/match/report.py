@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine.core import BLACK, WHITE
-from engine.play.settings import play_options
+from engine.play.settings import field_options
 from train.match.config import MATCH_PLAY_OPTIONS, MatchConfig, ScheduledGame
 from train.games.records import GameRecord
 from train.match.stats import bradley_terry, elo_difference, sprt
@@ -146,7 +146,7 @@ def settings_entry(config: MatchConfig) -> dict[str, Any]:
         "referee": config.referee,
         "sgf_dir": str(config.sgf_dir),
         "runner": "pool",
-        **play_options(config.play, MATCH_PLAY_OPTIONS),     # visits, resign (a winrate)
+        **field_options(config.play, MATCH_PLAY_OPTIONS),     # visits, resign (a winrate)
     }
 
 
