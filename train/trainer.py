@@ -227,7 +227,7 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     finally:
         loader.close()
         if group is not None:
-            group.close(trainer.step, trainer=trainer if isinstance(trainer, ddp.DDPTrainer) else None)
+            group.close(trainer.step, trainer=trainer)     # a DDPTrainer whenever there is a group
     if trainer.step != saved_step:
         trainer.save(rd, parent, board_sizes)
     log(final=True)

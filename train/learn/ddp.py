@@ -141,7 +141,6 @@ class DDPTrainer(Trainer):
         active exception", SIGABRT); its threads then outlive what they use.  The trainer keeps
         working, alone: its model is the one it saves."""
         self.net = self.model
-        gc.collect()
 
     def load_state(self, run_dir: RunDir) -> bool:
         ok = super().load_state(run_dir)
