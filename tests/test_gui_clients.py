@@ -306,11 +306,34 @@ class GuiSession:
                 return w
         return None
 
-    def click_until(self, x: int, y: int, what: str, predicate, timeout: float = EVENT_TIMEOUT):
-        """Click at (x, y) until predicate returns something true (a client busy starting may
-        miss a click; a second click on the stone a first one placed is ignored)."""
+    def board(self, rgb: tuple[int, int, int]) -> tuple[int, int, int, int]:
+        """The board's box once it has stopped moving: the same in two screenshots half a
+        second apart (a window still being laid out on a loaded machine draws it elsewhere)."""
+        last = None
+
+        def settled():
+            nonlocal last
+            box = color_box(self.xvfb.screenshot(), rgb)
+            same, last = box is not None and box == last, box
+            if not same:
+                time.sleep(0.5)
+            return box if same else None
+        return self.wait_for("the board", settled)
+
+    def click_until(self, rgb: tuple[int, int, int], what: str, predicate,
+                    timeout: float = EVENT_TIMEOUT, window: str | None = None):
+        """Click the centre of the board (found by its colour rgb, again before every click)
+        until predicate returns something true (a client busy starting may miss a click, or
+        move its board; a second click on the stone a first one placed is ignored).
+        window, if given, is raised before every click: with no window manager another
+        window of the client may lie over the board.
+        Returns that value and the board's box at the click that made it true."""
         deadline = time.monotonic() + timeout
         while True:
+            if window:
+                self.xvfb.xdotool("windowraise", window)
+            box = self.board(rgb)
+            x, y = (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
             self.xvfb.xdotool("mousemove", "--sync", str(x), str(y))
             time.sleep(0.3)
             self.xvfb.xdotool("click", "1")
@@ -319,7 +342,7 @@ class GuiSession:
             last = time.monotonic() + 10 > deadline
             value = self.wait_for(what, predicate, 10.0, fail=last)
             if value:
-                return value
+                return value, box
 
     def save_screenshot(self, name: str, crop: tuple[int, int, int, int] | None = None) -> Path:
         from PIL import Image
@@ -451,9 +474,8 @@ def test_lizzie_analyses_and_plays(size, xvfb, tmp_path):
             shot = lizzie.save_screenshot(f"lizzie-{size}x{size}.png", crop=LIZZIE_WINDOW)
             shutil.copy(shot, Path(screenshots) / shot.name)
         # a click on the board's centre reaches the engine as play
-        x, y = (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
         centre = vertex_name(size // 2, size // 2)
-        play = lizzie.click_until(x, y, f"play B {centre}", lambda: next(
+        play, box = lizzie.click_until(LIZZIE_BOARD, f"play B {centre}", lambda: next(
             ((i, c) for i, c in log.commands() if c.lower().startswith("play")), None))
         assert play[1].lower() == f"play b {centre.lower()}", play
         lizzie.wait_for(f"a reply to {play[1]}", lambda: log.replies().get(play[0]))
@@ -462,6 +484,7 @@ def test_lizzie_analyses_and_plays(size, xvfb, tmp_path):
         lizzie.wait_for("info lines after the move", lambda: log.info_lines_after(
             r"^\d* ?play ") >= 3)
         spacing = (box[2] - box[0]) / (size + 0.5)
+        x, y = (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
         lizzie.wait_for("a black stone at the centre", lambda: dark_disc(
             xvfb.screenshot(), x, y, 0.4 * spacing) > 0.5)
         assert not log.failures(), log.failures()
@@ -546,10 +569,8 @@ def test_quarry_plays_a_move_against_the_engine(xvfb, tmp_path):
             assert name in names, names
         assert not log.failures(), log.failures()
         # the board: a click on its centre plays E5, the engine answers genmove white
-        box = quarry.wait_for("the board", lambda: color_box(xvfb.screenshot(), QUARRY_BOARD))
-        x, y = (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
-        quarry.click_until(x, y, "play black E5", lambda: any(
-            c.lower() == "play black e5" for _, c in log.commands()))
+        _, box = quarry.click_until(QUARRY_BOARD, "play black E5", lambda: any(
+            c.lower() == "play black e5" for _, c in log.commands()), window=game)
         quarry.wait_for("genmove white", lambda: any(
             c.lower() == "genmove white" for _, c in log.commands()))
         answer = quarry.wait_for("the engine's move", lambda: next(

@@ -54,9 +54,10 @@ def test_token_authentication_is_on(cluster):
 
 def test_node_lost_then_driver_killed_and_resumed(cluster, tmp_path):
     run = tmp_path / "run"
-    budget = 48            # room for the node loss to be noticed before the budget is reached
-    args = [*ARGS, "--budget", f"{budget}g"]
-    driver = Driver(cluster, run, args, tmp_path / "driver.log")
+    # the first session's budget is out of reach: Ray may take long to notice the lost node on
+    # a loaded machine, and the driver must still be running when it is killed; the resumed
+    # session gets a budget a few games past what the first one wrote
+    driver = Driver(cluster, run, [*ARGS, "--budget", "100000g"], tmp_path / "driver.log")
     try:
         workers = [n for n in cluster.nodes if n.name.startswith("worker") and not n.killed]
         _until("a self-play actor on a worker node and 4 games",
@@ -67,15 +68,15 @@ def test_node_lost_then_driver_killed_and_resumed(cluster, tmp_path):
         _until("the lost actor counted", lambda: _driver_alive(driver, tmp_path) and any(
             r.get("event") == "actor_lost" for r in _metrics(run, "ray")), 400)
         mark = _games(run)
-        _until("games from the remaining node", lambda: _games(run) >= min(budget - 4, mark + 4), 300)
+        _until("games from the remaining node", lambda: _games(run) >= mark + 4, 300)
         assert driver.proc.poll() is None, "the run ended before its driver could be killed"
         driver.kill()                                   # kill -9: no summary, games in flight lost
     finally:
         if driver.proc.poll() is None:
             driver.kill()
     at_kill = _games(run)
-    assert at_kill < budget
-    resumed = Driver(cluster, run, [*args, "--resume"], tmp_path / "driver.log")
+    budget = at_kill + 8
+    resumed = Driver(cluster, run, [*ARGS, "--budget", f"{budget}g", "--resume"], tmp_path / "driver.log")
     assert resumed.wait(400) == 0, (tmp_path / "driver.log").read_text()[-3000:]
     check = run_dir_check(run)
     assert check["games"] == budget                      # the budget, exactly, across both sessions
