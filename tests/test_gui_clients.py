@@ -327,8 +327,15 @@ class GuiSession:
         move its board; a second click on the stone a first one placed is ignored).
         window, if given, is raised before every click: with no window manager another
         window of the client may lie over the board.
+        The button is held down a while (longer at every try), and the pointer stays on the
+        board until predicate holds or 10 s pass: Quarry asks the server for the pointer's
+        position and buttons when it handles the press and the release, instead of reading
+        them from the events, and drops a click whose press it handled after the button was
+        already up or whose release it handled with the pointer elsewhere (a loaded machine:
+        its own handling lags).  The pointer leaves the board afterwards (no hover stone).
         Returns that value and the board's box at the click that made it true."""
         deadline = time.monotonic() + timeout
+        hold = 0.5
         while True:
             if window:
                 self.xvfb.xdotool("windowraise", window)
@@ -336,11 +343,13 @@ class GuiSession:
             x, y = (box[0] + box[2]) // 2, (box[1] + box[3]) // 2
             self.xvfb.xdotool("mousemove", "--sync", str(x), str(y))
             time.sleep(0.3)
-            self.xvfb.xdotool("click", "1")
-            time.sleep(0.3)
-            self.xvfb.xdotool("mousemove", str(SCREEN[0] - 1), str(SCREEN[1] - 1))  # away
+            self.xvfb.xdotool("mousedown", "1")
+            time.sleep(hold)
+            self.xvfb.xdotool("mouseup", "1")
+            hold = min(2 * hold, 4.0)
             last = time.monotonic() + 10 > deadline
             value = self.wait_for(what, predicate, 10.0, fail=last)
+            self.xvfb.xdotool("mousemove", str(SCREEN[0] - 1), str(SCREEN[1] - 1))  # away
             if value:
                 return value, box
 
