@@ -205,6 +205,8 @@ class SearchParams:
     noise_pruning: float = _SEARCH_DEFAULTS["noise_pruning"]
     noise_prune_utility_scale: float = _SEARCH_DEFAULTS["noise_prune_utility_scale"]
     conservative_pass: float = _SEARCH_DEFAULTS["conservative_pass"]
+    rollout_weight: float = _SEARCH_DEFAULTS["rollout_weight"]
+    rollouts: float = _SEARCH_DEFAULTS["rollouts"]
 
     def _c(self):
         p = ffi.new("search_params_t *")

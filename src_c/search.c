@@ -51,6 +51,8 @@ void search_default_params(search_params_t *p) {
     p->noise_pruning = 0.0f;          /* KataGo's GTP default: on */
     p->noise_prune_utility_scale = 0.15f;
     p->conservative_pass = 1.0f;      /* KataGo's GTP: on (its self-play: off, as ours) */
+    p->rollout_weight = 0.0f;
+    p->rollouts = 16.0f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -117,6 +119,7 @@ search_t *search_new(const game_t *g, const search_params_t *p, int feature_set,
     s->max_batch = max_batch;
     s->rng = seed * 0x9E3779B97F4A7C15ULL + 0x1234567ULL;
     if (!s->rng) s->rng = 1;
+    s->rollout_salt = s->rng;
     s->game = game_clone(g);
     if (!s->game || search_set_slots(s, 1) != 0 || reset_tree(s) != 0) {
         search_free(s);
@@ -129,6 +132,7 @@ static void free_slot(pending_t *q) {
     free(q->path);
     free(q->len);
     free(q->was);
+    free(q->rollout);
     memset(q, 0, sizeof(*q));
 }
 
@@ -156,8 +160,9 @@ int search_set_slots(search_t *s, int nslots) {
         q->path = malloc((size_t)s->max_batch * SEARCH_MAX_DEPTH * sizeof(int32_t));
         q->len = malloc((size_t)s->max_batch * sizeof(int16_t));
         q->was = malloc((size_t)s->max_batch);
+        q->rollout = malloc((size_t)s->max_batch * sizeof(float));
         q->npending = 0;
-        if (!q->path || !q->len || !q->was) {
+        if (!q->path || !q->len || !q->was || !q->rollout) {
             free_slot(q);
             return -1;
         }
@@ -300,6 +305,24 @@ static float terminal_score(const search_t *s, const board_t *b) {
 }
 
 static float sign_value(float score) { return score > 0.0f ? 1.0f : score < 0.0f ? -1.0f : 0.0f; }
+
+/* The mean result of s->p.rollouts random playouts from b for its side to move (+1 a win,
+ * -1 a loss, 0 a draw; area count with komi), seeded by the position and the search's seed. */
+static float rollout_value(const search_t *s, const board_t *b) {
+    int n = (int)s->p.rollouts, area = b->size * b->size;
+    if (n < 1) n = 1;
+    uint64_t rng = (b->hash ^ s->rollout_salt) * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+    if (!rng) rng = 1;
+    float total = 0.0f;
+    for (int k = 0; k < n; k++) {
+        board_t c = *b;
+        c.passes = 0;
+        for (int m = 0; m < 3 * area && c.passes < 2; m++) board_play_random(&c, &rng);
+        float score = (float)board_area(&c, NULL) - s->game->rules.komi;
+        total += sign_value(b->to_move == WHITE ? -score : score);
+    }
+    return total / (float)n;
+}
 
 /* Score utility of a lead of `lead` points for `color` to move (see search_params_t). */
 static float score_utility(const search_t *s, float lead, int color) {
@@ -498,6 +521,7 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
     uint8_t suicide[BOARD_MAX_AREA];
     int nmoves = scan_leaf(s, b, depth, moves, suicide);
     q->was[q->npending] = s->nodes[ni].state;
+    q->rollout[q->npending] = s->p.rollout_weight != 0.0f ? rollout_value(s, b) : 0.0f;
     /* A fresh leaf that already has edges was collected before and cancelled: same position
      * (same path from the root), same moves. */
     if (s->nodes[ni].state == NODE_FRESH && s->nodes[ni].edges < 0 && len < SEARCH_MAX_DEPTH - 1)
@@ -632,6 +656,7 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         if (v != v) v = 0.0f;          /* NaN: no information, an even position */
         if (v < -1.0f) v = -1.0f;
         if (v > 1.0f) v = 1.0f;
+        if (s->p.rollout_weight != 0.0f) v += s->p.rollout_weight * (q->rollout[i] - v);
         float lead = scores ? scores[i] : 0.0f;
         if (lead != lead) lead = 0.0f;
         if (lead < -max_lead) lead = -max_lead;

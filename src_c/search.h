@@ -124,6 +124,17 @@ typedef struct {
      * a pass would end the game clears the tree (its pass child was terminal).  KataGo's GTP
      * and analysis default, and ours: on; self-play (Tromp-Taylor): off. */
     float conservative_pass;
+    /* Random playouts at the leaves, mixed into the net's value (AlphaGo's leaf evaluation,
+     * V = (1 - lambda) v + lambda z): nonzero rollout_weight (lambda, 0..1), each new leaf also
+     * plays `rollouts` games to two passes from its position with random legal moves that do
+     * not fill the mover's own eyes (board_play_random, the core's playouts), each counted by
+     * area with komi, z the mean of their wins (+1), losses (-1) and draws (0) for the side to
+     * move.  Only the value is mixed: the score lead and utility stay the net's, and terminal
+     * positions keep their exact value.  The playouts of a leaf are seeded by its position
+     * (Zobrist hash) and the search's seed, so a search is as reproducible as without them.
+     * 0: off (the default). */
+    float rollout_weight;
+    float rollouts;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };

@@ -15,6 +15,7 @@ typedef struct {
     int32_t *path;                /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
     int16_t *len;                 /* path length of each pending leaf */
     uint8_t *was;                 /* state of the leaf before it became pending */
+    float *rollout;               /* its random playouts' mean result (rollout_weight nonzero) */
 } pending_t;
 
 /* An entry of the value-bias table (key 0: empty). */
@@ -34,6 +35,7 @@ struct search {
     int64_t nedges, capedges;
     int32_t root;
     uint64_t rng;
+    uint64_t rollout_salt;         /* seeds the leaves' random playouts (rollout_weight) */
     int noise_requested;
     int64_t full_events;
     /* Score utility: whether any backup carried scores, and the dynamic centre (Black's lead). */

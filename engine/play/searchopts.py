@@ -36,6 +36,8 @@ our name                        KataGo's name                   range
 ``noise_prune_utility_scale``   ``noisePruneUtilityScale``      0.001 .. 10
 ``conservative_pass``           ``conservativePass``            0 .. 1 (nonzero: on)
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
+``rollout_weight``              (none: AlphaGo's lambda)        0 .. 1
+``rollouts``                    (none)                          1 .. 256
 ==============================  ==============================  ===========
 
 The ranges are KataGo's; the switches also take ``true`` and ``false``.  The score utility
@@ -93,7 +95,7 @@ KATAGO_NAMES = {
     "conservative_pass": "conservativePass",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
-OPTIONS = (*KATAGO_NAMES, "lcb_utility")
+OPTIONS = (*KATAGO_NAMES, "lcb_utility", "rollout_weight", "rollouts")
 #: Accepted range of each option (KataGo's).
 RANGES = {
     "c_puct": (0.0, 10.0),
@@ -125,6 +127,8 @@ RANGES = {
     "noise_prune_utility_scale": (0.001, 10.0),
     "conservative_pass": (0.0, 1.0),
     "lcb_utility": (0.0, 1.0),
+    "rollout_weight": (0.0, 1.0),
+    "rollouts": (1.0, 256.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
 
