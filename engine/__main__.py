@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:
         warn(f"error: {exc}")
         return 2
-    config.search = searchopts.with_net_defaults(config.search, feature_set, warn)
+    config.search = searchopts.with_net_defaults(config.search, feature_set, warn, size=args.size)
     for options in args.search:
         config.search = searchopts.with_options(config.search, options)
     try:

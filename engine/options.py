@@ -136,9 +136,12 @@ GTP:
                         "leaves.  Also goengine-param max_memory")
     p.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
                    help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
-                        f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility.  "
+                        f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility, "
+                        "rollout_weight, rollouts.  "
                         "They change the net's defaults: KataGo's GTP values for KataGo nets, those of them "
-                        "our nets can use for ours (announced on stderr), C's for Leela Zero nets.  "
+                        "our nets can use for ours, with random playouts at the leaves (rollout_weight=0.5) "
+                        f"on boards up to {searchopts.ROLLOUT_MAX_SIZE}x{searchopts.ROLLOUT_MAX_SIZE} "
+                        "(announced on stderr), C's for Leela Zero nets.  "
                         "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")
     p.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
                    help="seconds kept in reserve on every move under a clock "

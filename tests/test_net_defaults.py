@@ -1,6 +1,6 @@
 """A KataGo net plays with KataGo's search settings (``searchopts.KATAGO_GTP``), in the GTP
 engine, the analysis engine and in-process match players; ours with those of them they can use
-(``searchopts.OUR_NETS``); Leela Zero's and test evaluators keep C's defaults; ``--search``
+(``searchopts.OUR_NETS``), with random playouts at the leaves up to 9x9; Leela Zero's and test evaluators keep C's defaults; ``--search``
 overrides any."""
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ def test_the_table_is_katagos_and_in_range():
     assert searchopts.net_defaults("rich") == searchopts.OUR_NETS == {
         k: v for k, v in searchopts.KATAGO_GTP.items()
         if k not in ("use_uncertainty", "policy_optimism", "root_policy_optimism")}
+    # with random playouts at the leaves on boards up to 9x9 (measured there), not beyond
+    assert searchopts.net_defaults("rich", 9) == {**searchopts.OUR_NETS, "rollout_weight": 0.5}
+    assert searchopts.net_defaults("rich", 5) == searchopts.net_defaults("rich", 9)
+    assert searchopts.net_defaults("rich", 13) == searchopts.OUR_NETS == searchopts.net_defaults("rich", 19)
+    assert searchopts.net_defaults("kata7", 9) == searchopts.KATAGO_GTP and searchopts.net_defaults("lz18", 9) == {}
     base = SearchParams()
     for name, value in searchopts.KATAGO_GTP.items():
         low, high = searchopts.RANGES[name]
@@ -62,8 +67,13 @@ def test_gtp_engine(monkeypatch, capsys, nets):
     assert replies[:2] == ["0.25", "500"] and "KataGo net: KataGo's search settings" in err
     replies, _ = gtp(monkeypatch, capsys, ["--weights", str(kata), "--search", "valueWeightExponent=0"], ask)
     assert replies[:2] == ["0", "500"]
-    replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)], ask + "kata-get-param useUncertainty\n")
-    assert replies[:3] == ["0.25", "500", "0"] and "our net: KataGo's search settings" in err
+    replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)],
+                       ask + "kata-get-param useUncertainty\nkata-get-param rollout_weight\n")
+    assert replies[:4] == ["0.25", "500", "0", "0.5"]
+    assert "our net: KataGo's search settings and random playouts at the leaves" in err
+    replies, _ = gtp(monkeypatch, capsys, ["--weights", str(ours), "--search", "rollout_weight=0"],
+                     "kata-get-param rollout_weight\n")
+    assert replies[:1] == ["0"]
     replies, err = gtp(monkeypatch, capsys, ["--weights", "uniform"], ask)
     assert replies[:2] == ["0", "19652"] and "search settings" not in err     # a test evaluator: C's
 
@@ -125,4 +135,4 @@ def test_in_process_match_players(nets, tmp_path):
     k, v, o = (players.player(0, e.label).params for e in engines)
     assert searchopts.with_options(SearchParams(), searchopts.KATAGO_GTP) == k
     assert v == dataclasses.replace(k, value_weight_exponent=0.0)
-    assert o == searchopts.with_options(SearchParams(), searchopts.OUR_NETS)
+    assert o == searchopts.with_options(SearchParams(), {**searchopts.OUR_NETS, **searchopts.ROLLOUTS})

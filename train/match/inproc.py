@@ -50,11 +50,11 @@ class InProcessSpec:
     max_memory: int | None = None
     search: tuple[tuple[str, float], ...] = ()
 
-    def search_params(self, feature_set: str | None = None) -> SearchParams:
+    def search_params(self, feature_set: str | None = None, size: int | None = None) -> SearchParams:
         """The player's search parameters: the defaults of a net with ``feature_set`` (its
-        evaluator's; None: C's defaults) with ``max_memory`` and ``search``."""
+        evaluator's; None: C's defaults) on a board of ``size``, with ``max_memory`` and ``search``."""
         params = SearchParams(max_memory=self.max_memory) if self.max_memory else SearchParams()
-        return searchopts.with_options(params, {**searchopts.net_defaults(feature_set), **dict(self.search)})
+        return searchopts.with_options(params, {**searchopts.net_defaults(feature_set, size), **dict(self.search)})
 
     @property
     def display_name(self) -> str:

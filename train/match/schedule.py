@@ -244,7 +244,7 @@ class MatchPlayers:
             if label not in self.agents:
                 # Agents sharing an evaluator (the same net twice) share forward passes too.
                 evaluator = self.nets.evaluator(inproc)
-                params = inproc.search_params(getattr(evaluator, "feature_set", None))
+                params = inproc.search_params(getattr(evaluator, "feature_set", None), self.config.settings.size)
                 self.agents[label] = Agent(self.names[label], evaluator, params)
             return self.agents[label]
         if (slot, label) not in self.gtp:
