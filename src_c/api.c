@@ -28,7 +28,6 @@ int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max
     const board_t *start = &g->board;
     int n = start->size, area = n * n;
     if (playouts < 1) return -1;
-    if (max_moves <= 0) max_moves = 3 * area;
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
     if (!rng) rng = 1;
     uint8_t owner[BOARD_MAX_AREA];
@@ -36,8 +35,7 @@ int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max
     for (int p = 0; p < playouts; p++) {
         board_t b = *start;
         b.to_move = (uint8_t)((p & 1) ? WHITE : BLACK); /* half the playouts start with each side */
-        b.passes = 0;
-        for (int m = 0; m < max_moves && b.passes < 2; m++) board_play_random(&b, &rng);
+        board_playout(&b, &rng, max_moves);
         board_area(&b, owner);
         for (int i = 0; i < area; i++)
             ownership[i] += owner[i] == BLACK ? 1.0f : owner[i] == WHITE ? -1.0f : 0.0f;

@@ -367,3 +367,9 @@ int board_play_random(board_t *b, uint64_t *rng) {
     board_play(b, BOARD_PASS, c);
     return BOARD_PASS;
 }
+
+void board_playout(board_t *b, uint64_t *rng, int max_moves) {
+    if (max_moves <= 0) max_moves = 3 * b->size * b->size;
+    b->passes = 0;
+    for (int m = 0; m < max_moves && b->passes < 2; m++) board_play_random(b, rng);
+}

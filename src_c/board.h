@@ -92,6 +92,9 @@ int board_area(const board_t *b, uint8_t *owner);
 /* Plays a uniformly random legal, non-eye-filling move for the side to move (simple ko, no
  * suicide); passes when there is none.  rng is a xorshift64 state.  Returns the point played. */
 int board_play_random(board_t *b, uint64_t *rng);
+/* A random playout: board_play_random from b as it stands (pass count reset) until two passes
+ * in a row or max_moves moves (<= 0: three times the board's points). */
+void board_playout(board_t *b, uint64_t *rng, int max_moves);
 /* Fast xorshift64* step. */
 static inline uint64_t rng_next(uint64_t *s) {
     uint64_t x = *s;

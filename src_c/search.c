@@ -309,15 +309,14 @@ static float sign_value(float score) { return score > 0.0f ? 1.0f : score < 0.0f
 /* The mean result of s->p.rollouts random playouts from b for its side to move (+1 a win,
  * -1 a loss, 0 a draw; area count with komi), seeded by the position and the search's seed. */
 static float rollout_value(const search_t *s, const board_t *b) {
-    int n = (int)s->p.rollouts, area = b->size * b->size;
+    int n = (int)s->p.rollouts;
     if (n < 1) n = 1;
     uint64_t rng = (b->hash ^ s->rollout_salt) * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
     if (!rng) rng = 1;
     float total = 0.0f;
     for (int k = 0; k < n; k++) {
         board_t c = *b;
-        c.passes = 0;
-        for (int m = 0; m < 3 * area && c.passes < 2; m++) board_play_random(&c, &rng);
+        board_playout(&c, &rng, 0);
         float score = (float)board_area(&c, NULL) - s->game->rules.komi;
         total += sign_value(b->to_move == WHITE ? -score : score);
     }
