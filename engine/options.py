@@ -137,7 +137,7 @@ GTP:
     p.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
                    help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
                         f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility, "
-                        "rollout_weight, rollouts.  "
+                        "rollout_weight, rollouts, rollout_policy, rollout_ramp_start, rollout_ramp_end.  "
                         "They change the net's defaults: KataGo's GTP values for KataGo nets, those of them "
                         "our nets can use for ours, with random playouts at the leaves (rollout_weight=0.5) "
                         f"on boards up to {searchopts.ROLLOUT_MAX_SIZE}x{searchopts.ROLLOUT_MAX_SIZE} "

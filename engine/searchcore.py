@@ -207,6 +207,9 @@ class SearchParams:
     conservative_pass: float = _SEARCH_DEFAULTS["conservative_pass"]
     rollout_weight: float = _SEARCH_DEFAULTS["rollout_weight"]
     rollouts: float = _SEARCH_DEFAULTS["rollouts"]
+    rollout_policy: float = _SEARCH_DEFAULTS["rollout_policy"]
+    rollout_ramp_start: float = _SEARCH_DEFAULTS["rollout_ramp_start"]
+    rollout_ramp_end: float = _SEARCH_DEFAULTS["rollout_ramp_end"]
 
     def _c(self):
         p = ffi.new("search_params_t *")

@@ -24,7 +24,7 @@ int64_t search_node_bytes(void) { return (int64_t)sizeof(node_t); }
 int64_t search_edge_bytes(void) { return (int64_t)sizeof(edge_t); }
 
 int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max_moves,
-                           float *ownership) {
+                           int tactical, float *ownership) {
     const board_t *start = &g->board;
     int n = start->size, area = n * n;
     if (playouts < 1) return -1;
@@ -35,7 +35,7 @@ int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max
     for (int p = 0; p < playouts; p++) {
         board_t b = *start;
         b.to_move = (uint8_t)((p & 1) ? WHITE : BLACK); /* half the playouts start with each side */
-        board_playout(&b, &rng, max_moves);
+        board_playout(&b, &rng, max_moves, tactical);
         board_area(&b, owner);
         for (int i = 0; i < area; i++)
             ownership[i] += owner[i] == BLACK ? 1.0f : owner[i] == WHITE ? -1.0f : 0.0f;

@@ -341,7 +341,59 @@ int board_area(const board_t *b, uint8_t *owner) {
     return score;
 }
 
-int board_play_random(board_t *b, uint64_t *rng) {
+/* An empty point next to the group of head h (its liberty when it is in atari). */
+static int group_liberty(const board_t *b, int h) {
+    int s = h;
+    do {
+        FOR_NEIGHBOURS(b, s, n) if (b->color[n] == EMPTY) return n;
+        s = b->next[s];
+    } while (s != h);
+    return BOARD_NONE;
+}
+
+/* The liberties of the group c would have after playing at the empty point v, counted up to
+ * 2 (0, 1 or 2 for "two or more"); a capture counts as 2.  Exact: a liberty shared by v's
+ * empty neighbours and its own groups is counted once. */
+static int libs_after(const board_t *b, int v, int c) {
+    int libs[2], k = 0, other = board_other(c);
+    FOR_NEIGHBOURS(b, v, n) {
+        int col = b->color[n];
+        if (col == other && b->libs[b->head[n]] == 1) return 2;
+        if (col == EMPTY) {
+            if (k == 0 || libs[0] != n) libs[k++] = n;
+            if (k == 2) return 2;
+        }
+    }
+    int16_t groups[4];
+    int ng = neighbour_groups(b, v, c, groups);
+    for (int i = 0; i < ng; i++) {
+        int h = groups[i];
+        if (b->libs[h] >= 3) return 2;
+        if (b->libs[h] == 1) continue;          /* its only liberty is v */
+        int s = h;
+        do {
+            FOR_NEIGHBOURS(b, s, n) {
+                if (b->color[n] != EMPTY || n == v) continue;
+                if (k == 0 || libs[0] != n) libs[k++] = n;
+                if (k == 2) return 2;
+            }
+            s = b->next[s];
+        } while (s != h);
+    }
+    return k;
+}
+
+/* Adds v to the candidate list cand[*n] (at most `cap`) unless it is there already. */
+static void add_candidate(int16_t *cand, int *n, int cap, int v) {
+    if (v == BOARD_NONE) return;
+    for (int i = 0; i < *n; i++) if (cand[i] == v) return;
+    if (*n < cap) cand[(*n)++] = (int16_t)v;
+}
+
+/* A uniformly random legal move for the side to move that does not fill its own eye (simple
+ * ko, no suicide), scanning the empty points from a random one; with avoid_self_atari, not a
+ * self-atari that joins an own group either.  Passes when there is none. */
+static int play_random_move(board_t *b, uint64_t *rng, int avoid_self_atari) {
     int c = b->to_move;
     int ne = b->nempty;
     if (ne > 0) {
@@ -360,6 +412,11 @@ int board_play_random(board_t *b, uint64_t *rng) {
                 if (board_is_eye(b, v, c)) continue;
                 if (board_check(b, v, c, 0) != MOVE_OK) continue;
             }
+            if (avoid_self_atari && libs_after(b, v, c) < 2) {   /* a lone stone may throw in */
+                int joins = 0;
+                FOR_NEIGHBOURS(b, v, n) joins |= (b->color[n] == c);
+                if (joins) continue;
+            }
             board_play(b, v, c);
             return v;
         }
@@ -368,8 +425,46 @@ int board_play_random(board_t *b, uint64_t *rng) {
     return BOARD_PASS;
 }
 
-void board_playout(board_t *b, uint64_t *rng, int max_moves) {
+int board_play_random(board_t *b, uint64_t *rng) { return play_random_move(b, rng, 0); }
+
+int board_play_tactical(board_t *b, uint64_t *rng) {
+    int c = b->to_move, other = board_other(c), last = b->recent[0];
+    int16_t cand[16];
+    int nc = 0;
+    if (last > 0 && b->color[last] == other) {
+        int h = b->head[last];
+        if (b->libs[h] == 1) add_candidate(cand, &nc, 16, group_liberty(b, h));
+        FOR_NEIGHBOURS(b, last, n) {
+            if (b->color[n] != c || b->libs[b->head[n]] != 1) continue;
+            int g = b->head[n], s = g;
+            do {   /* save it by capturing a neighbour in atari ... */
+                FOR_NEIGHBOURS(b, s, m) {
+                    if (b->color[m] == other && b->libs[b->head[m]] == 1)
+                        add_candidate(cand, &nc, 16, group_liberty(b, b->head[m]));
+                }
+                s = b->next[s];
+            } while (s != g);
+            int l = group_liberty(b, g);        /* ... or by extending, where that gains */
+            if (l != BOARD_NONE && libs_after(b, l, c) >= 2) add_candidate(cand, &nc, 16, l);
+        }
+    }
+    if (nc > 0) {
+        int start = (int)rng_below(rng, (uint32_t)nc);
+        for (int i = 0; i < nc; i++) {
+            int v = cand[(start + i) % nc];
+            if (board_check(b, v, c, 0) != MOVE_OK || board_is_eye(b, v, c)) continue;
+            board_play(b, v, c);
+            return v;
+        }
+    }
+    return play_random_move(b, rng, 1);
+}
+
+void board_playout(board_t *b, uint64_t *rng, int max_moves, int tactical) {
     if (max_moves <= 0) max_moves = 3 * b->size * b->size;
     b->passes = 0;
-    for (int m = 0; m < max_moves && b->passes < 2; m++) board_play_random(b, rng);
+    for (int m = 0; m < max_moves && b->passes < 2; m++) {
+        if (tactical) board_play_tactical(b, rng);
+        else board_play_random(b, rng);
+    }
 }

@@ -92,9 +92,16 @@ int board_area(const board_t *b, uint8_t *owner);
 /* Plays a uniformly random legal, non-eye-filling move for the side to move (simple ko, no
  * suicide); passes when there is none.  rng is a xorshift64 state.  Returns the point played. */
 int board_play_random(board_t *b, uint64_t *rng);
-/* A random playout: board_play_random from b as it stands (pass count reset) until two passes
- * in a row or max_moves moves (<= 0: three times the board's points). */
-void board_playout(board_t *b, uint64_t *rng, int max_moves);
+/* A tactical playout move (MoGo's playout rules, simplified): first capture the group of the
+ * opponent's last move if it is in atari, or save an own group next to that move that it put
+ * in atari, by capturing a neighbouring group in atari or by extending where that leaves two
+ * liberties or more; failing those, board_play_random's move, except a self-atari that joins
+ * an own group (a lone stone may still throw in).  Passes when nothing is left. */
+int board_play_tactical(board_t *b, uint64_t *rng);
+/* A random playout: board_play_random (tactical: board_play_tactical) from b as it stands
+ * (pass count reset) until two passes in a row or max_moves moves (<= 0: three times the
+ * board's points). */
+void board_playout(board_t *b, uint64_t *rng, int max_moves, int tactical);
 /* Fast xorshift64* step. */
 static inline uint64_t rng_next(uint64_t *s) {
     uint64_t x = *s;

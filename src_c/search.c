@@ -53,6 +53,9 @@ void search_default_params(search_params_t *p) {
     p->conservative_pass = 1.0f;      /* KataGo's GTP: on (its self-play: off, as ours) */
     p->rollout_weight = 0.0f;
     p->rollouts = 16.0f;
+    p->rollout_policy = 0.0f;
+    p->rollout_ramp_start = 0.0f;
+    p->rollout_ramp_end = 0.0f;
 }
 
 /* Arena ----------------------------------------------------------------------------------- */
@@ -133,6 +136,7 @@ static void free_slot(pending_t *q) {
     free(q->len);
     free(q->was);
     free(q->rollout);
+    free(q->rollout_w);
     memset(q, 0, sizeof(*q));
 }
 
@@ -161,8 +165,9 @@ int search_set_slots(search_t *s, int nslots) {
         q->len = malloc((size_t)s->max_batch * sizeof(int16_t));
         q->was = malloc((size_t)s->max_batch);
         q->rollout = malloc((size_t)s->max_batch * sizeof(float));
+        q->rollout_w = malloc((size_t)s->max_batch * sizeof(float));
         q->npending = 0;
-        if (!q->path || !q->len || !q->was || !q->rollout) {
+        if (!q->path || !q->len || !q->was || !q->rollout || !q->rollout_w) {
             free_slot(q);
             return -1;
         }
@@ -306,6 +311,16 @@ static float terminal_score(const search_t *s, const board_t *b) {
 
 static float sign_value(float score) { return score > 0.0f ? 1.0f : score < 0.0f ? -1.0f : 0.0f; }
 
+/* The weight (lambda) of the playouts at a leaf with board b: rollout_weight, ramped by the
+ * fraction of b's points with a stone on them when rollout_ramp_start < rollout_ramp_end. */
+static float rollout_lambda(const search_t *s, const board_t *b) {
+    float w = s->p.rollout_weight, f0 = s->p.rollout_ramp_start, f1 = s->p.rollout_ramp_end;
+    if (w == 0.0f || !(f1 > f0)) return w;
+    int area = b->size * b->size;
+    float t = ((float)(area - b->nempty) / (float)area - f0) / (f1 - f0);
+    return w * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+}
+
 /* The mean result of s->p.rollouts random playouts from b for its side to move (+1 a win,
  * -1 a loss, 0 a draw; area count with komi), seeded by the position and the search's seed. */
 static float rollout_value(const search_t *s, const board_t *b) {
@@ -316,7 +331,7 @@ static float rollout_value(const search_t *s, const board_t *b) {
     float total = 0.0f;
     for (int k = 0; k < n; k++) {
         board_t c = *b;
-        board_playout(&c, &rng, 0);
+        board_playout(&c, &rng, 0, s->p.rollout_policy != 0.0f);
         float score = (float)board_area(&c, NULL) - s->game->rules.komi;
         total += sign_value(b->to_move == WHITE ? -score : score);
     }
@@ -520,7 +535,8 @@ static int descend(search_t *s, pending_t *q, float *planes, uint64_t *keys) {
     uint8_t suicide[BOARD_MAX_AREA];
     int nmoves = scan_leaf(s, b, depth, moves, suicide);
     q->was[q->npending] = s->nodes[ni].state;
-    q->rollout[q->npending] = s->p.rollout_weight != 0.0f ? rollout_value(s, b) : 0.0f;
+    q->rollout_w[q->npending] = rollout_lambda(s, b);
+    q->rollout[q->npending] = q->rollout_w[q->npending] != 0.0f ? rollout_value(s, b) : 0.0f;
     /* A fresh leaf that already has edges was collected before and cancelled: same position
      * (same path from the root), same moves. */
     if (s->nodes[ni].state == NODE_FRESH && s->nodes[ni].edges < 0 && len < SEARCH_MAX_DEPTH - 1)
@@ -655,7 +671,7 @@ int search_backup_slot(search_t *s, int slot, const float *policy, const float *
         if (v != v) v = 0.0f;          /* NaN: no information, an even position */
         if (v < -1.0f) v = -1.0f;
         if (v > 1.0f) v = 1.0f;
-        if (s->p.rollout_weight != 0.0f) v += s->p.rollout_weight * (q->rollout[i] - v);
+        if (q->rollout_w[i] != 0.0f) v += q->rollout_w[i] * (q->rollout[i] - v);
         float lead = scores ? scores[i] : 0.0f;
         if (lead != lead) lead = 0.0f;
         if (lead < -max_lead) lead = -max_lead;

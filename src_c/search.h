@@ -132,9 +132,18 @@ typedef struct {
      * move.  Only the value is mixed: the score lead and utility stay the net's, and terminal
      * positions keep their exact value.  The playouts of a leaf are seeded by its position
      * (Zobrist hash) and the search's seed, so a search is as reproducible as without them.
-     * 0: off (the default). */
+     * 0: off (the default).  rollout_policy 1: the playouts are tactical (board_play_tactical:
+     * capture and escape atari around the last move, no self-atari that joins a group); 0 (the
+     * default): uniformly random.  rollout_ramp_start < rollout_ramp_end (fractions of the
+     * board's points with a stone on them, 0..1): lambda grows with the leaf's board, from 0
+     * at or below start to rollout_weight at or above end, linearly between (playouts judge a
+     * full board better than an empty one); a leaf whose lambda is 0 plays no playouts.  Equal
+     * (the default, 0 and 0): lambda is rollout_weight at every leaf. */
     float rollout_weight;
     float rollouts;
+    float rollout_policy;
+    float rollout_ramp_start;
+    float rollout_ramp_end;
 } search_params_t;
 
 enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };

@@ -15,7 +15,8 @@ typedef struct {
     int32_t *path;                /* [max_batch][SEARCH_MAX_DEPTH] node indices, root first */
     int16_t *len;                 /* path length of each pending leaf */
     uint8_t *was;                 /* state of the leaf before it became pending */
-    float *rollout;               /* its random playouts' mean result (rollout_weight nonzero) */
+    float *rollout;               /* its random playouts' mean result (rollout_w nonzero) */
+    float *rollout_w;             /* their weight (lambda) at that leaf; 0: none played */
 } pending_t;
 
 /* An entry of the value-bias table (key 0: empty). */

@@ -1,6 +1,7 @@
-"""Random playouts mixed into the net's value at the leaves (``rollout_weight``, ``rollouts``;
-src_c/search.h): the mixed value on positions whose playouts have one possible result, the
-options by name, and reproducibility."""
+"""Random playouts mixed into the net's value at the leaves (``rollout_weight``, ``rollouts``,
+``rollout_policy``; src_c/search.h): the mixed value on positions whose playouts have one
+possible result, the options by name, reproducibility, and the tactical playout's move rules
+(board_play_tactical) on ASCII positions."""
 from __future__ import annotations
 
 import numpy as np
@@ -61,8 +62,22 @@ def root_value(game: Game, value: float, **params) -> float:
     (WHITE, 0.0, 0.25, -0.25),        # White to move: every playout lost
     (WHITE, 0.2, 0.5, -0.6),          # the net says -0.2 for White: 0.5 * -0.2 + 0.5 * -1
 ])
-def test_mixed_leaf_value(to_move, value, weight, expected):
-    got = root_value(black_wall(to_move), value, rollout_weight=weight, rollouts=8)
+@pytest.mark.parametrize("policy", [0.0, 1.0])
+def test_mixed_leaf_value(to_move, value, weight, expected, policy):
+    got = root_value(black_wall(to_move), value, rollout_weight=weight, rollouts=8, rollout_policy=policy)
+    assert got == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("start,end,expected", [
+    (0.0, 0.0, 0.5),                  # no ramp: lambda = rollout_weight
+    (0.5, 1.0, 0.42),                 # 23 of 25 points filled: (0.92 - 0.5) / 0.5 * 0.5 = 0.42
+    (0.0, 0.46, 0.5),                 # past the end: the full weight
+    (0.95, 1.0, 0.0),                 # before the start: lambda 0, the net's value alone
+    (0.8, 0.2, 0.5),                  # end <= start: no ramp
+])
+def test_ramped_leaf_value(start, end, expected):
+    got = root_value(black_wall(BLACK), 0.0, rollout_weight=0.5, rollouts=8,
+                     rollout_ramp_start=start, rollout_ramp_end=end)
     assert got == pytest.approx(expected, abs=1e-5)
 
 
@@ -89,10 +104,73 @@ def test_rollouts_reproducible_and_used():
 
 
 def test_options_by_name():
-    opts = searchopts.parse_options("rollout_weight=0.5,rollouts=8")
-    assert opts == {"rollout_weight": 0.5, "rollouts": 8.0}
-    assert SearchParams().rollout_weight == 0.0
+    opts = searchopts.parse_options("rollout_weight=0.5,rollouts=8,rollout_policy=1,"
+                                    "rollout_ramp_start=0.2,rollout_ramp_end=0.45")
+    assert opts == {"rollout_weight": 0.5, "rollouts": 8.0, "rollout_policy": 1.0,
+                    "rollout_ramp_start": 0.2, "rollout_ramp_end": 0.45}
+    assert SearchParams().rollout_weight == 0.0 and SearchParams().rollout_policy == 0.0
     with pytest.raises(ValueError):
         searchopts.parse_options("rollout_weight=1.5")
     with pytest.raises(ValueError):
         searchopts.parse_options("rollouts=0")
+    with pytest.raises(ValueError):
+        searchopts.parse_options("rollout_policy=2")
+
+
+def position(diagram: str, last: tuple[int, int]) -> Game:
+    """A 5x5 game with the diagram's stones (X Black, O White), the stone at ``last`` played
+    last (the move a tactical playout answers); Black to move."""
+    rows = [r.split() for r in diagram.strip().splitlines()]
+    game = Game(SIZE, Rules(komi=0.5))
+    stones = [(r, c, {"X": BLACK, "O": WHITE}[ch]) for r, row in enumerate(rows)
+              for c, ch in enumerate(row) if ch != "."]
+    for r, c, color in sorted(stones, key=lambda s: (s[0], s[1]) == last):
+        game.play(r * SIZE + c, color)
+    game.set_to_move(BLACK)
+    return game
+
+
+def first_moves(game: Game, tactical: bool, seeds: int = 64) -> np.ndarray:
+    """Black's area after one playout move (``max_moves=1``; the first of a game's playouts
+    starts with Black), one row per seed."""
+    return np.array([game.playout_ownership(1, seed=s, max_moves=1, tactical=tactical).ravel()
+                     for s in range(seeds)])
+
+
+# (name, diagram, the last move, the point that tells: (row, col), the ownership it must have
+# there after every tactical first move, and the one some random first moves give it)
+TACTICAL_CASES = [
+    # White's last stone has one liberty: Black captures it, and its point becomes Black's.
+    ("capture the last move", """
+        . . . . .
+        . . X . .
+        . X O X .
+        . . . . .
+        . . . . .""", (2, 2), (2, 2), 1.0, -1.0),
+    # White's last move put the black stone in atari: Black extends to three liberties.
+    ("escape atari", """
+        . . . . .
+        . O . . .
+        O X O . .
+        . . . . .
+        . . . . .""", (2, 2), (3, 1), 1.0, 0.0),
+    # Black's corner pair has two liberties, and filling either leaves it one: a self-atari
+    # that joins a group, never played (a random move fills one, making the corner Black's).
+    ("no self-atari", """
+        . X O . .
+        . X O . .
+        O O . . .
+        . . . . .
+        . . . . O""", (4, 4), (0, 0), 0.0, 1.0),
+]
+
+
+@pytest.mark.parametrize("name,diagram,last,point,tactical_owner,random_owner", TACTICAL_CASES,
+                         ids=[c[0] for c in TACTICAL_CASES])
+def test_tactical_playout_moves(name, diagram, last, point, tactical_owner, random_owner):
+    game = position(diagram, last)
+    i = point[0] * SIZE + point[1]
+    tactical = first_moves(game, True)[:, i]
+    assert np.all(tactical == tactical_owner), name
+    assert np.any(first_moves(game, False)[:, i] == random_owner), name      # the rule decides
+

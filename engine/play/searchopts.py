@@ -38,6 +38,9 @@ our name                        KataGo's name                   range
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ``rollout_weight``              (none: AlphaGo's lambda)        0 .. 1
 ``rollouts``                    (none)                          1 .. 256
+``rollout_policy``              (none)                          0 .. 1 (1: tactical playouts)
+``rollout_ramp_start``          (none)                          0 .. 1 (stones / points)
+``rollout_ramp_end``            (none)                          0 .. 1 (stones / points)
 ==============================  ==============================  ===========
 
 The ranges are KataGo's; the switches also take ``true`` and ``false``.  The score utility
@@ -95,7 +98,8 @@ KATAGO_NAMES = {
     "conservative_pass": "conservativePass",
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
-OPTIONS = (*KATAGO_NAMES, "lcb_utility", "rollout_weight", "rollouts")
+OPTIONS = (*KATAGO_NAMES, "lcb_utility", "rollout_weight", "rollouts", "rollout_policy",
+           "rollout_ramp_start", "rollout_ramp_end")
 #: Accepted range of each option (KataGo's).
 RANGES = {
     "c_puct": (0.0, 10.0),
@@ -129,6 +133,9 @@ RANGES = {
     "lcb_utility": (0.0, 1.0),
     "rollout_weight": (0.0, 1.0),
     "rollouts": (1.0, 256.0),
+    "rollout_policy": (0.0, 1.0),
+    "rollout_ramp_start": (0.0, 1.0),
+    "rollout_ramp_end": (0.0, 1.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
 
