@@ -9,7 +9,7 @@ import os
 from engine.play import searchopts
 from engine.gtp import EngineConfig
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import DEFAULT_VISITS
+from engine.play.settings import DEFAULT_VISITS, default_visits
 from engine.rules import PRESETS
 
 DEFAULTS = EngineConfig()     # the engine's defaults, shown and used by the command line
@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=f"""search limits:
   A move stops at whichever of --visits, --playouts and --time comes first, and under a
   clock (time_settings, kgs-time_settings, time_left) never later than the clock allows
-  minus --lag-buffer.  With none of them and no clock: {DEFAULT_VISITS} visits per move.
+  minus --lag-buffer.  With none of them and no clock: {DEFAULT_VISITS} visits per move on
+  19x19, {default_visits(13)} on 13x13, {default_visits(9)} on 9x9 (about the same work a move).
 
 GTP:
   The GTP v2 core plus undo, gg-undo, showboard, final_score, final_status_list, handicap

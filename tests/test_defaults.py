@@ -169,3 +169,26 @@ def test_the_sprt_defaults_have_one_home():
     assert (args.sprt_alpha, args.sprt_beta) == (SPRT_ALPHA, SPRT_BETA)
     result = sprt(10, 5)
     assert (result.elo0, result.elo1, result.alpha, result.beta) == (SPRT_ELO0, SPRT_ELO1, SPRT_ALPHA, SPRT_BETA)
+
+
+def test_default_visits_follow_the_board_size():
+    """Without visits, playouts, time or a clock, a move searches about the same network work on
+    every size (400 visits on 19x19, a power-of-two multiple on smaller boards), and the engine
+    searches that many after boardsize, where its in-process match players keep 400."""
+    import io
+
+    from engine.gtp import EngineConfig, GTPEngine
+    from engine.nets.evaluator import RandomEvaluator
+    from engine.play.settings import DEFAULT_VISITS, default_visits
+    from train.match.inproc import DEFAULT_INPROC_VISITS
+
+    assert default_visits(19) == DEFAULT_VISITS == DEFAULT_INPROC_VISITS == 400
+    assert [default_visits(n) for n in (17, 13, 11, 9, 7, 5, 2)] == [400, 800, 1600, 1600, 3200, 3200, 3200]
+    eng = GTPEngine(lambda n: RandomEvaluator(seed=1), EngineConfig(size=19, seed=1, quiet=True),
+                    stdout=io.StringIO(), stderr=io.StringIO())
+    assert eng._limits(1) == (400, None, None)
+    eng.command("boardsize 9")
+    assert eng._limits(1) == (1600, None, None)
+    eng.command("time_settings 0 5 1")                    # a clock: its time limits the move
+    visits, seconds, _ = eng._limits(1)
+    assert visits is None and 0 < seconds <= 5

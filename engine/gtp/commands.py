@@ -27,7 +27,7 @@ from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, G
                                  gtp_command, int_arg, nargs)
 from engine.play.movepolicy import RESIGN
 from engine.play.player import Player, SearchResult
-from engine.play.settings import DEFAULT_RESIGN, DEFAULT_VISITS
+from engine.play.settings import DEFAULT_RESIGN, default_visits
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules
 from engine.play.timecontrol import TimeControl
 
@@ -526,7 +526,7 @@ class GTPEngine(GTPServer):
         if budget is not None:
             seconds = budget if seconds is None else min(seconds, budget)
         if visits is None and seconds is None and playouts is None:
-            visits = DEFAULT_VISITS
+            visits = default_visits(self.game.size)
         return visits, seconds, playouts
 
     def run_search(self, game: Game, visits: Optional[int], seconds: Optional[float],
@@ -540,7 +540,7 @@ class GTPEngine(GTPServer):
             target = tree.visits + playouts
             visits = target if visits is None else min(visits, target)
         if visits is None and seconds is None and stop is None:
-            visits = DEFAULT_VISITS
+            visits = default_visits(game.size)
         return self.player.search(game, visits=visits, seconds=seconds, stop=stop,
                                   callback=callback, callback_interval=max(interval, 0.01),
                                   min_visits=min_visits, avoid=avoid)

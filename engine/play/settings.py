@@ -17,19 +17,31 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from engine.core import SearchParams
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
-DEFAULT_VISITS = 400          # per move when neither visits, playouts nor time are set
+DEFAULT_VISITS = 400          # per move on 19x19 when neither visits, playouts nor time are set
 DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign, matches)
 # Resignation is a winrate (0..1, 0: never) everywhere: the engine's --resign, matches, the ladder
 # and PlaySettings.resign.  Self-play calibrates it as a root value (-1..1) and game records keep
 # the threshold in force as one; resign_winrate and resign_value are the conversions.
 
 _C = SearchParams()           # C's search defaults
+
+
+def default_visits(size: int) -> int:
+    """The engine's visits per move on a board of ``size`` when neither visits, playouts, time
+    nor a clock limit it: :data:`DEFAULT_VISITS` on 19x19, and on a smaller board that times the
+    power of two nearest 361 / size², at most 8 (a network call costs about its board's area,
+    so a move costs about the same on every size): 800 on 13x13, 1600 on 9x9, 3200 on 7x7 and
+    smaller.  Matches' in-process players and the ladder search :data:`DEFAULT_VISITS` on every
+    size."""
+    ratio = 361.0 / (size * size)
+    return DEFAULT_VISITS * (1 << min(3, max(0, round(math.log2(ratio)))))
 
 
 def resign_winrate(value: float | None) -> float:

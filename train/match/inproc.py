@@ -24,7 +24,7 @@ INPROC_PREFIX = "inproc:"
 #: KataGo's ``staticScoreUtilityFactor=0.1``...).
 INPROC_OPTIONS = ("visits", "device", "name", "max_memory")
 #: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
-DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # as ``python -m engine`` without limits
+DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # every size, as ``python -m engine`` on 19x19: ratings stay comparable
 
 
 @dataclass(frozen=True)
