@@ -140,7 +140,7 @@ GTP:
                         f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility, "
                         "rollout_weight, rollouts, rollout_policy, rollout_ramp_start, rollout_ramp_end.  "
                         "They change the net's defaults: KataGo's GTP values for KataGo nets, those of them "
-                        "our nets can use for ours, with random playouts at the leaves (rollout_weight=0.5) "
+                        "our nets can use for ours, with tactical playouts at the leaves (searchopts.ROLLOUTS) "
                         f"on boards up to {searchopts.ROLLOUT_MAX_SIZE}x{searchopts.ROLLOUT_MAX_SIZE} "
                         "(announced on stderr), C's for Leela Zero nets.  "
                         "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")
