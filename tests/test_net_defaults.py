@@ -25,8 +25,7 @@ def test_the_table_is_katagos_and_in_range():
         k: v for k, v in searchopts.KATAGO_GTP.items()
         if k not in ("use_uncertainty", "policy_optimism", "root_policy_optimism")}
     # with random playouts at the leaves on boards up to 9x9 (measured there), not beyond
-    assert searchopts.net_defaults("rich", 9) == {**searchopts.OUR_NETS, "rollout_weight": 1.0, "rollout_policy": 1.0,
-                                                  "rollout_ramp_start": 0.17, "rollout_ramp_end": 0.44}
+    assert searchopts.net_defaults("rich", 9) == {**searchopts.OUR_NETS, "rollout_weight": 0.5, "rollout_policy": 1.0}
     assert searchopts.net_defaults("rich", 5) == searchopts.net_defaults("rich", 9)
     assert searchopts.net_defaults("rich", 13) == searchopts.OUR_NETS == searchopts.net_defaults("rich", 19)
     assert searchopts.net_defaults("kata7", 9) == searchopts.KATAGO_GTP and searchopts.net_defaults("lz18", 9) == {}
@@ -70,7 +69,7 @@ def test_gtp_engine(monkeypatch, capsys, nets):
     assert replies[:2] == ["0", "500"]
     replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)],
                        ask + "kata-get-param useUncertainty\nkata-get-param rollout_weight\n")
-    assert replies[:4] == ["0.25", "500", "0", "1"]
+    assert replies[:4] == ["0.25", "500", "0", "0.5"]
     assert "our net: KataGo's search settings and random playouts at the leaves" in err
     replies, _ = gtp(monkeypatch, capsys, ["--weights", str(ours), "--search", "rollout_weight=0"],
                      "kata-get-param rollout_weight\n")

@@ -163,12 +163,12 @@ OUR_NETS = {k: v for k, v in KATAGO_GTP.items() if k not in HEAD_OPTIONS}
 #: on boards up to :data:`ROLLOUT_MAX_SIZE`, with the shipped 9x9 net at 400 visits (README,
 #: *KataGo's search improvements*): uniformly random ones at lambda 0.5 were +70 [+6, +141]
 #: over :data:`OUR_NETS` alone (+70 [+6, +140] at 0.5 s a move); tactical ones (capture and
-#: escape atari, no joining self-atari) +107 [+42, +181] over those; and lambda growing with the
-#: board's stones, 0 while at most 17% of its points hold one, 1 from 44% on (fitted to how
-#: well the net and the playouts predicted the winners of our games against Pachi), +81
-#: [+17, +152] over tactical ones at 0.5.  Not measured on larger boards, where a playout
-#: costs more and judges less: off there.
-ROLLOUTS = {"rollout_weight": 1.0, "rollout_policy": 1.0, "rollout_ramp_start": 0.17, "rollout_ramp_end": 0.44}
+#: escape atari, no joining self-atari) +107 [+42, +181] over those.  A lambda growing with the
+#: board's stones (0 while at most 17% of its points hold one, 1 from 44% on) was +81 [+17, +152]
+#: over tactical ones at 0.5, but against Pachi at 1,600 visits it did worse (27-19 of the first
+#: 46 openings, against 31.5 for random playouts at 0.5): not a default.  Not measured on larger
+#: boards, where a playout costs more and judges less: off there.
+ROLLOUTS = {"rollout_weight": 0.5, "rollout_policy": 1.0}
 ROLLOUT_MAX_SIZE = 9
 
 
