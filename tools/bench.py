@@ -29,22 +29,26 @@ def _pin_one_core() -> None:
 
 
 def bench_board(args) -> dict:
-    """Random playouts (legal, non-eye-filling moves to two passes) on one core, through the
-    engine's own API (``Game.playout_ownership``: each playout also counts the final area)."""
+    """Playouts from an empty board to two passes on one core, through the engine's own API
+    (``Game.playout_ownership``: each playout also counts the final area): random ones (legal,
+    non-eye-filling moves) and tactical ones (the search's ``rollout_policy=1``)."""
     _pin_one_core()
     out = {"bench": "board"}
     for size in args.sizes:
         game = Game(size)
-        game.playout_ownership(200)                       # warm up
-        chunk = 2000 if size <= 9 else 500
-        games = 0
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < args.seconds:
-            game.playout_ownership(chunk, seed=games + 1)
-            games += chunk
-        dt = time.perf_counter() - t0
-        out[f"{size}x{size}"] = {"playouts_per_s": round(games / dt)}
-        print(f"{size}x{size}: {games / dt:10,.0f} playouts/s")
+        rates = {}
+        for kind, tactical in (("playouts_per_s", False), ("tactical_playouts_per_s", True)):
+            game.playout_ownership(200, tactical=tactical)      # warm up
+            chunk = 2000 if size <= 9 else 500
+            games = 0
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < args.seconds:
+                game.playout_ownership(chunk, seed=games + 1, tactical=tactical)
+                games += chunk
+            rates[kind] = round(games / (time.perf_counter() - t0))
+        out[f"{size}x{size}"] = rates
+        print(f"{size}x{size}: {rates['playouts_per_s']:10,} random playouts/s, "
+              f"{rates['tactical_playouts_per_s']:10,} tactical")
     return out
 
 
