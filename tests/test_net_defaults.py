@@ -1,6 +1,6 @@
 """A KataGo net plays with KataGo's search settings (``searchopts.KATAGO_GTP``), in the GTP
 engine, the analysis engine and in-process match players; ours with those of them they can use
-(``searchopts.OUR_NETS``), with random playouts at the leaves up to 9x9; Leela Zero's and test evaluators keep C's defaults; ``--search``
+(``searchopts.OUR_NETS``), with tactical playouts at the leaves up to 9x9; Leela Zero's and test evaluators keep C's defaults; ``--search``
 overrides any."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_the_table_is_katagos_and_in_range():
     assert searchopts.net_defaults("rich") == searchopts.OUR_NETS == {
         k: v for k, v in searchopts.KATAGO_GTP.items()
         if k not in ("use_uncertainty", "policy_optimism", "root_policy_optimism")}
-    # with random playouts at the leaves on boards up to 9x9 (measured there), not beyond
+    # with tactical playouts at the leaves on boards up to 9x9 (measured there), not beyond
     assert searchopts.net_defaults("rich", 9) == {**searchopts.OUR_NETS, "rollout_weight": 0.5, "rollout_policy": 1.0}
     assert searchopts.net_defaults("rich", 5) == searchopts.net_defaults("rich", 9)
     assert searchopts.net_defaults("rich", 13) == searchopts.OUR_NETS == searchopts.net_defaults("rich", 19)
@@ -70,7 +70,7 @@ def test_gtp_engine(monkeypatch, capsys, nets):
     replies, err = gtp(monkeypatch, capsys, ["--weights", str(ours)],
                        ask + "kata-get-param useUncertainty\nkata-get-param rollout_weight\n")
     assert replies[:4] == ["0.25", "500", "0", "0.5"]
-    assert "our net: KataGo's search settings and random playouts at the leaves" in err
+    assert "our net: KataGo's search settings and tactical playouts at the leaves" in err
     replies, _ = gtp(monkeypatch, capsys, ["--weights", str(ours), "--search", "rollout_weight=0"],
                      "kata-get-param rollout_weight\n")
     assert replies[:1] == ["0"]

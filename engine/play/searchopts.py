@@ -176,7 +176,7 @@ def net_defaults(feature_set: str | None, size: int | None = None) -> dict[str, 
     """The options a net's search starts from (``--search`` then overrides any): KataGo's GTP
     values for KataGo nets, whose search was tuned with them (against KataGo itself, with its
     net, they bring ours level: README, *KataGo networks*), and for ours (``rich`` features)
-    those of them they can use (:data:`OUR_NETS`, a measured gain), with random playouts at the
+    those of them they can use (:data:`OUR_NETS`, a measured gain), with playouts at the
     leaves (:data:`ROLLOUTS`) when the board ``size`` is known and at most
     :data:`ROLLOUT_MAX_SIZE`; none for Leela Zero's, where none was measured, nor for test
     evaluators without a feature set (None)."""
@@ -205,7 +205,8 @@ def with_net_defaults(params: SearchParams, feature_set: str | None,
     if not profile:
         return params
     params = with_options(params, profile)
-    playouts = " and random playouts at the leaves" if "rollout_weight" in profile else ""
+    kind = "tactical" if profile.get("rollout_policy") else "random"
+    playouts = f" and {kind} playouts at the leaves" if "rollout_weight" in profile else ""
     say(f"{net_kind(feature_set)}: KataGo's search settings{playouts} ({describe(params)}); --search changes any")
     return params
 
