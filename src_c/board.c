@@ -390,9 +390,27 @@ static void add_candidate(int16_t *cand, int *n, int cap, int v) {
     if (*n < cap) cand[(*n)++] = (int16_t)v;
 }
 
+/* Whether a self-atari by c at v belongs in a tactical playout: a lone stone may throw in,
+ * and a stone that joins own stones only as a nakade: the group it makes has at most three
+ * stones (a captured group of three leaves an eye space its capturer cannot make two eyes
+ * of) and the move puts a neighbouring group of the opponent in atari, as a throw-in into
+ * the opponent's eye space does when the two groups share their last liberties. */
+static int throw_in_ok(const board_t *b, int v, int c) {
+    int16_t groups[4];
+    int ng = neighbour_groups(b, v, c, groups);
+    if (ng == 0) return 1;
+    int stones = 1;
+    for (int i = 0; i < ng; i++) stones += b->nstones[groups[i]];
+    if (stones > 3) return 0;
+    ng = neighbour_groups(b, v, board_other(c), groups);
+    for (int i = 0; i < ng; i++)
+        if (b->libs[groups[i]] == 2) return 1;
+    return 0;
+}
+
 /* A uniformly random legal move for the side to move that does not fill its own eye (simple
  * ko, no suicide), scanning the empty points from a random one; with avoid_self_atari, not a
- * self-atari that joins an own group either.  Passes when there is none. */
+ * self-atari either unless throw_in_ok allows it.  Passes when there is none. */
 static int play_random_move(board_t *b, uint64_t *rng, int avoid_self_atari) {
     int c = b->to_move;
     int ne = b->nempty;
@@ -412,11 +430,7 @@ static int play_random_move(board_t *b, uint64_t *rng, int avoid_self_atari) {
                 if (board_is_eye(b, v, c)) continue;
                 if (board_check(b, v, c, 0) != MOVE_OK) continue;
             }
-            if (avoid_self_atari && libs_after(b, v, c) < 2) {   /* a lone stone may throw in */
-                int joins = 0;
-                FOR_NEIGHBOURS(b, v, n) joins |= (b->color[n] == c);
-                if (joins) continue;
-            }
+            if (avoid_self_atari && libs_after(b, v, c) < 2 && !throw_in_ok(b, v, c)) continue;
             board_play(b, v, c);
             return v;
         }

@@ -96,7 +96,9 @@ int board_play_random(board_t *b, uint64_t *rng);
  * opponent's last move if it is in atari, or save an own group next to that move that it put
  * in atari, by capturing a neighbouring group in atari or by extending where that leaves two
  * liberties or more; failing those, board_play_random's move, except a self-atari that joins
- * an own group (a lone stone may still throw in).  Passes when nothing is left. */
+ * an own group (a lone stone may still throw in, and a nakade throw-in may join: a group of
+ * three stones at most, whose move puts an opponent group in atari).  Passes when nothing is
+ * left. */
 int board_play_tactical(board_t *b, uint64_t *rng);
 /* A random playout: board_play_random (tactical: board_play_tactical) from b as it stands
  * (pass count reset) until two passes in a row or max_moves moves (<= 0: three times the

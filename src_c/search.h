@@ -133,8 +133,8 @@ typedef struct {
      * positions keep their exact value.  The playouts of a leaf are seeded by its position
      * (Zobrist hash) and the search's seed, so a search is as reproducible as without them.
      * 0: off (the default).  rollout_policy 1: the playouts are tactical (board_play_tactical:
-     * capture and escape atari around the last move, no self-atari that joins a group); 0 (the
-     * default): uniformly random.  rollout_ramp_start < rollout_ramp_end (fractions of the
+     * capture and escape atari around the last move, no self-atari that joins a group but a
+     * nakade throw-in); 0 (the default): uniformly random.  rollout_ramp_start < rollout_ramp_end (fractions of the
      * board's points with a stone on them, 0..1): lambda grows with the leaf's board, from 0
      * at or below start to rollout_weight at or above end, linearly between (playouts judge a
      * full board better than an empty one); a leaf whose lambda is 0 plays no playouts.  Equal

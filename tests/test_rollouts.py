@@ -118,14 +118,15 @@ def test_options_by_name():
 
 
 def position(diagram: str, last: tuple[int, int]) -> Game:
-    """A 5x5 game with the diagram's stones (X Black, O White), the stone at ``last`` played
-    last (the move a tactical playout answers); Black to move."""
+    """A game on the diagram's board (5x5 in most cases) with its stones (X Black, O White),
+    the stone at ``last`` played last (the move a tactical playout answers); Black to move."""
     rows = [r.split() for r in diagram.strip().splitlines()]
-    game = Game(SIZE, Rules(komi=0.5))
+    size = len(rows)
+    game = Game(size, Rules(komi=0.5))
     stones = [(r, c, {"X": BLACK, "O": WHITE}[ch]) for r, row in enumerate(rows)
               for c, ch in enumerate(row) if ch != "."]
     for r, c, color in sorted(stones, key=lambda s: (s[0], s[1]) == last):
-        game.play(r * SIZE + c, color)
+        game.play(r * size + c, color)
     game.set_to_move(BLACK)
     return game
 
@@ -174,3 +175,50 @@ def test_tactical_playout_moves(name, diagram, last, point, tactical_owner, rand
     assert np.all(tactical == tactical_owner), name
     assert np.any(first_moves(game, False)[:, i] == random_owner), name      # the rule decides
 
+
+
+# White's corner group has two liberties, both shared with the black pair inside it: a seki
+# unless Black throws in.  Black's only moves that fill no own eye are those two points, each
+# a self-atari that joins the pair, and each puts White in atari: the nakade throw-in, which
+# kills the group once White captures three stones and Black takes the vital point.
+NAKADE = """
+    O . . O X
+    O X X O X
+    O O O O X
+    X X X X X
+    X . X . X"""
+
+
+def test_nakade_throw_in():
+    game = position(NAKADE, (2, 2))
+    throw_ins = [1, 2]
+    tactical = first_moves(game, True)[:, throw_ins]
+    assert np.all(tactical.max(axis=1) == 1.0)              # one of them, every time
+    assert np.all(tactical.min(axis=1) == 0.0)
+    # A whole playout: the group lives in seki without the throw-in, and dies in some with it.
+    corner = np.array([game.playout_ownership(1, seed=s, tactical=True)[0, 0] for s in range(64)])
+    assert np.any(corner == 1.0) and np.any(corner == -1.0)
+
+
+@pytest.mark.parametrize("diagram,last", [
+    # The same pair's throw-in when White has a third liberty outside: no atari, no throw-in.
+    ("""
+    O . . O X
+    O X X O X
+    O O O O .
+    X X X X X
+    X . X . X""", (2, 2)),
+    # Five stones would be too many to kill (a square of four inside, on a 6x6 board; White
+    # is in atari after the throw-in as before): Black passes.
+    ("""
+    O . . O X .
+    O X X O X X
+    O X X O X .
+    O O O O X X
+    X X X X X .
+    . X . X . X""", (3, 3)),
+])
+def test_no_throw_in_without_nakade(diagram, last):
+    game = position(diagram, last)
+    first = first_moves(game, True)
+    assert np.all(first[:, 1] <= 0.0) and np.all(first[:, 2] <= 0.0)     # (0, 1) and (0, 2) stay empty
