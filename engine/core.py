@@ -274,17 +274,20 @@ class Game:
         return out.reshape(self.size, self.size).astype(np.int8)
 
     def playout_ownership(self, playouts: int = 32, seed: int = 0,
-                          max_moves: int | None = None, tactical: bool = False) -> np.ndarray:
+                          max_moves: int | None = None, tactical: bool | int = False) -> np.ndarray:
         """Black-positive ownership float32 [N, N]: the mean final area (+1 Black, -1 White,
         0 neutral) of ``playouts`` random playouts from this position (legal moves that do not
         fill the mover's own eyes, to two passes; half of them start with each colour).
         ``tactical``: the playouts capture and escape atari around the last move and avoid
-        self-atari (the search's ``rollout_policy=1``)."""
+        self-atari (the search's ``rollout_policy=1``); 2: they also play MoGo's 3x3 patterns
+        around the last move (``rollout_policy=2``)."""
         if playouts < 1:
             raise ValueError("playouts must be >= 1")
+        if int(tactical) not in (0, 1, 2):
+            raise ValueError("tactical must be False/0, True/1 or 2")
         out = np.zeros(self.size * self.size, np.float32)
         lib.game_playout_ownership(self._ptr, int(playouts), seed & 0xFFFFFFFFFFFFFFFF,
-                                   0 if max_moves is None else int(max_moves), int(bool(tactical)),
+                                   0 if max_moves is None else int(max_moves), int(tactical),
                                    ffi.from_buffer("float[]", out))
         return out.reshape(self.size, self.size)
 

@@ -1,5 +1,6 @@
 /* board.c - stones, groups with exact liberties, captures, ko and Zobrist hashing. */
 #include "board.h"
+#include "pattern3.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -30,6 +31,7 @@ void board_global_init(void) { pthread_once(&zobrist_once, zobrist_fill); }
 int board_init(board_t *b, int size) {
     if (size < BOARD_MIN_SIZE || size > BOARD_MAX_SIZE) return -1;
     board_global_init();
+    pattern3_init();
     memset(b, 0, sizeof(*b));
     b->size = (int16_t)size;
     b->stride = (int16_t)(size + 2);
@@ -441,7 +443,14 @@ static int play_random_move(board_t *b, uint64_t *rng, int avoid_self_atari) {
 
 int board_play_random(board_t *b, uint64_t *rng) { return play_random_move(b, rng, 0); }
 
-int board_play_tactical(board_t *b, uint64_t *rng) {
+/* Whether c may play the empty point v in a tactical playout: legal, not its own eye, and not
+ * a self-atari unless throw_in_ok allows it. */
+static int tactical_ok(board_t *b, int v, int c) {
+    if (board_check(b, v, c, 0) != MOVE_OK || board_is_eye(b, v, c)) return 0;
+    return libs_after(b, v, c) >= 2 || throw_in_ok(b, v, c);
+}
+
+int board_play_tactical(board_t *b, uint64_t *rng, int patterns) {
     int c = b->to_move, other = board_other(c), last = b->recent[0];
     int16_t cand[16];
     int nc = 0;
@@ -471,6 +480,20 @@ int board_play_tactical(board_t *b, uint64_t *rng) {
             return v;
         }
     }
+    if (patterns && last > 0) {   /* MoGo's 3x3 patterns on the eight points around the move */
+        int s = b->stride;
+        const int around[8] = {-s - 1, -s, -s + 1, -1, 1, s - 1, s, s + 1};
+        nc = 0;
+        for (int i = 0; i < 8; i++) {
+            int v = last + around[i];
+            if (b->color[v] == EMPTY && pattern3_match(b, v) && tactical_ok(b, v, c)) cand[nc++] = (int16_t)v;
+        }
+        if (nc > 0) {
+            int v = cand[rng_below(rng, (uint32_t)nc)];
+            board_play(b, v, c);
+            return v;
+        }
+    }
     return play_random_move(b, rng, 1);
 }
 
@@ -478,7 +501,7 @@ void board_playout(board_t *b, uint64_t *rng, int max_moves, int tactical) {
     if (max_moves <= 0) max_moves = 3 * b->size * b->size;
     b->passes = 0;
     for (int m = 0; m < max_moves && b->passes < 2; m++) {
-        if (tactical) board_play_tactical(b, rng);
+        if (tactical) board_play_tactical(b, rng, tactical >= 2);
         else board_play_random(b, rng);
     }
 }

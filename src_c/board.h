@@ -99,7 +99,7 @@ int board_play_random(board_t *b, uint64_t *rng);
  * an own group (a lone stone may still throw in, and a nakade throw-in may join: a group of
  * three stones at most, whose move puts an opponent group in atari).  Passes when nothing is
  * left. */
-int board_play_tactical(board_t *b, uint64_t *rng);
+int board_play_tactical(board_t *b, uint64_t *rng, int patterns);
 /* A random playout: board_play_random (tactical: board_play_tactical) from b as it stands
  * (pass count reset) until two passes in a row or max_moves moves (<= 0: three times the
  * board's points). */

@@ -331,7 +331,7 @@ static float rollout_value(const search_t *s, const board_t *b) {
     float total = 0.0f;
     for (int k = 0; k < n; k++) {
         board_t c = *b;
-        board_playout(&c, &rng, 0, s->p.rollout_policy != 0.0f);
+        board_playout(&c, &rng, 0, (int)(s->p.rollout_policy + 0.5f));
         float score = (float)board_area(&c, NULL) - s->game->rules.komi;
         total += sign_value(b->to_move == WHITE ? -score : score);
     }

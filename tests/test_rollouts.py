@@ -114,7 +114,7 @@ def test_options_by_name():
     with pytest.raises(ValueError):
         searchopts.parse_options("rollouts=0")
     with pytest.raises(ValueError):
-        searchopts.parse_options("rollout_policy=2")
+        searchopts.parse_options("rollout_policy=3")
 
 
 def position(diagram: str, last: tuple[int, int]) -> Game:
@@ -222,3 +222,50 @@ def test_no_throw_in_without_nakade(diagram, last):
     game = position(diagram, last)
     first = first_moves(game, True)
     assert np.all(first[:, 1] <= 0.0) and np.all(first[:, 2] <= 0.0)     # (0, 1) and (0, 2) stay empty
+
+
+def first_points(game: Game, tactical: int, seeds: int = 100) -> set[tuple[int, int]]:
+    """The points Black's first playout move takes, over ``seeds`` playouts: where Black's
+    area gained a stone (the other empty points touch both colours and stay neutral)."""
+    before = (game.area().ravel() == BLACK)
+    points = set()
+    for s in range(seeds):
+        own = game.playout_ownership(1, seed=s, max_moves=1, tactical=tactical).ravel()
+        new = [p for p in range(own.size) if own[p] == 1.0 and not before[p]]
+        assert len(new) == 1
+        points.add(divmod(new[0], game.size))
+    return points
+
+
+# MoGo's 3x3 patterns, checked by hand (rows from the top): with rollout_policy 2 Black's first
+# move is a pattern point around White's last stone, every time; tactical playouts alone
+# (policy 1) play all over the board.
+PATTERN_CASES = [
+    # Black's stone beside White's: the hanes above and below both stones (a hane is a hane
+    # for either colour).
+    ("hane", """
+        . . . . . . .
+        . . . . . . .
+        . . X O . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .""", (2, 3), {(1, 2), (1, 3), (3, 2), (3, 3)}),
+    # White's last stone makes a diagonal pair around Black's: the cut at (3, 3), and the two
+    # hanes beside the new stone.
+    ("cut", """
+        . . . . . . .
+        . . . . . . .
+        . . X O . . .
+        . . O . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .""", (3, 2), {(3, 3), (2, 1), (3, 1)}),
+]
+
+
+@pytest.mark.parametrize("name,diagram,last,points", PATTERN_CASES, ids=[c[0] for c in PATTERN_CASES])
+def test_pattern_playout_moves(name, diagram, last, points):
+    game = position(diagram, last)
+    assert first_points(game, 2) == points, name
+    assert len(first_points(game, 1) - points) > 10, name

@@ -18,6 +18,7 @@ def test_board_and_search_benches(capsys):
     board = run(capsys, "board", "--sizes", "5", "--seconds", "0.05")
     assert board["bench"] == "board" and board["5x5"]["playouts_per_s"] > 0
     assert board["5x5"]["tactical_playouts_per_s"] > 0
+    assert board["5x5"]["pattern_playouts_per_s"] > 0
     search = run(capsys, "search", "--sizes", "5", "--seconds", "0.05", "--batch", "4")
     assert search["5x5"]["visits_per_s"] > 0
 

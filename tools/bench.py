@@ -31,13 +31,15 @@ def _pin_one_core() -> None:
 def bench_board(args) -> dict:
     """Playouts from an empty board to two passes on one core, through the engine's own API
     (``Game.playout_ownership``: each playout also counts the final area): random ones (legal,
-    non-eye-filling moves) and tactical ones (the search's ``rollout_policy=1``)."""
+    non-eye-filling moves), tactical ones (the search's ``rollout_policy=1``) and tactical ones
+    with MoGo's 3x3 patterns (``rollout_policy=2``)."""
     _pin_one_core()
     out = {"bench": "board"}
     for size in args.sizes:
         game = Game(size)
         rates = {}
-        for kind, tactical in (("playouts_per_s", False), ("tactical_playouts_per_s", True)):
+        for kind, tactical in (("playouts_per_s", 0), ("tactical_playouts_per_s", 1),
+                               ("pattern_playouts_per_s", 2)):
             game.playout_ownership(200, tactical=tactical)      # warm up
             chunk = 2000 if size <= 9 else 500
             games = 0
@@ -48,7 +50,8 @@ def bench_board(args) -> dict:
             rates[kind] = round(games / (time.perf_counter() - t0))
         out[f"{size}x{size}"] = rates
         print(f"{size}x{size}: {rates['playouts_per_s']:10,} random playouts/s, "
-              f"{rates['tactical_playouts_per_s']:10,} tactical")
+              f"{rates['tactical_playouts_per_s']:10,} tactical, "
+              f"{rates['pattern_playouts_per_s']:10,} with patterns")
     return out
 
 

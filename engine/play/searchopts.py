@@ -38,7 +38,7 @@ our name                        KataGo's name                   range
 ``lcb_utility``                 (KataGo's LCB always does)      0 .. 1 (nonzero: on)
 ``rollout_weight``              (none: AlphaGo's lambda)        0 .. 1
 ``rollouts``                    (none)                          1 .. 256
-``rollout_policy``              (none)                          0 .. 1 (1: tactical playouts)
+``rollout_policy``              (none)                          0 .. 2 (1: tactical playouts, 2: and 3x3 patterns)
 ``rollout_ramp_start``          (none)                          0 .. 1 (stones / points)
 ``rollout_ramp_end``            (none)                          0 .. 1 (stones / points)
 ==============================  ==============================  ===========
@@ -133,7 +133,7 @@ RANGES = {
     "lcb_utility": (0.0, 1.0),
     "rollout_weight": (0.0, 1.0),
     "rollouts": (1.0, 256.0),
-    "rollout_policy": (0.0, 1.0),
+    "rollout_policy": (0.0, 2.0),
     "rollout_ramp_start": (0.0, 1.0),
     "rollout_ramp_end": (0.0, 1.0),
 }
