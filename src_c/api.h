@@ -23,9 +23,9 @@ int game_ko_point(const game_t *g);
 /* Liberties of the group at compact point pt (0 if empty). */
 int game_group_libs(const game_t *g, int pt);
 /* Mean Black-positive final area (+1 Black, -1 White, 0 neutral) of `playouts` random
- * playouts (legal non-eye-filling moves to two passes, half starting with each colour; tactical:
- * board_play_tactical's moves) from g, written to ownership[N*N].  Returns 0, or -1 for
- * playouts < 1. */
+ * playouts (legal non-eye-filling moves to two passes, half starting with each colour;
+ * tactical 1: board_play_tactical's moves, 2: with its 3x3 patterns) from g, written to
+ * ownership[N*N].  Returns 0, or -1 for playouts < 1. */
 int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max_moves,
                            int tactical, float *ownership);
 /* Bytes per tree node. */

@@ -97,12 +97,13 @@ int board_play_random(board_t *b, uint64_t *rng);
  * in atari, by capturing a neighbouring group in atari or by extending where that leaves two
  * liberties or more; failing those, board_play_random's move, except a self-atari that joins
  * an own group (a lone stone may still throw in, and a nakade throw-in may join: a group of
- * three stones at most, whose move puts an opponent group in atari).  Passes when nothing is
- * left. */
+ * three stones at most, whose move puts an opponent group in atari).  With `patterns`, before
+ * the random move, one of the eight points around the last move that matches a 3x3 pattern
+ * (pattern3.h) and that those rules allow.  Passes when nothing is left. */
 int board_play_tactical(board_t *b, uint64_t *rng, int patterns);
-/* A random playout: board_play_random (tactical: board_play_tactical) from b as it stands
- * (pass count reset) until two passes in a row or max_moves moves (<= 0: three times the
- * board's points). */
+/* A random playout: board_play_random (tactical 1: board_play_tactical; 2: with its patterns)
+ * from b as it stands (pass count reset) until two passes in a row or max_moves moves (<= 0:
+ * three times the board's points). */
 void board_playout(board_t *b, uint64_t *rng, int max_moves, int tactical);
 /* Fast xorshift64* step. */
 static inline uint64_t rng_next(uint64_t *s) {

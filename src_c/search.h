@@ -134,8 +134,10 @@ typedef struct {
      * (Zobrist hash) and the search's seed, so a search is as reproducible as without them.
      * 0: off (the default).  rollout_policy 1: the playouts are tactical (board_play_tactical:
      * capture and escape atari around the last move, no self-atari that joins a group but a
-     * nakade throw-in); 0 (the default): uniformly random.  rollout_ramp_start < rollout_ramp_end (fractions of the
-     * board's points with a stone on them, 0..1): lambda grows with the leaf's board, from 0
+     * nakade throw-in); 2: tactical with MoGo's 3x3 patterns around the last move
+     * (pattern3.c); 0 (the default): uniformly random.  rollout_ramp_start <
+     * rollout_ramp_end (fractions of the board's points with a stone on them, 0..1): lambda
+     * grows with the leaf's board, from 0
      * at or below start to rollout_weight at or above end, linearly between (playouts judge a
      * full board better than an empty one); a leaf whose lambda is 0 plays no playouts.  Equal
      * (the default, 0 and 0): lambda is rollout_weight at every leaf. */
