@@ -84,11 +84,12 @@ def test_ramped_leaf_value(start, end, expected):
 def test_rollouts_reproducible_and_used():
     """The same search twice gives the same tree (playouts seeded by position and seed);
     with playouts the values differ from the net's alone."""
-    def search(weight: float) -> tuple[float, list[int]]:
+    def search(weight: float, policy: float = 0.0) -> tuple[float, list[int]]:
         game = Game(SIZE, Rules(komi=0.5))
         for p in (6, 7, 12, 18):
             game.play(p)
-        tree = Search(game, SearchParams(rollout_weight=weight, rollouts=4), max_batch=4, seed=11)
+        tree = Search(game, SearchParams(rollout_weight=weight, rollouts=4, rollout_policy=policy),
+                      max_batch=4, seed=11)
         ev = FixedEvaluator(0.0)
         while tree.visits < 60:
             n = tree.collect()
@@ -101,6 +102,10 @@ def test_rollouts_reproducible_and_used():
     plain = search(0.0)
     assert plain[0] == pytest.approx(0.0, abs=1e-6)
     assert abs(a[0]) > 1e-3
+    # each playout policy reaches the search's leaves, reproducibly, with values of its own
+    by_policy = [search(0.5, policy)[0] for policy in (0.0, 1.0, 2.0)]
+    assert by_policy == [search(0.5, policy)[0] for policy in (0.0, 1.0, 2.0)]
+    assert len(set(by_policy)) == 3
 
 
 def test_options_by_name():
