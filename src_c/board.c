@@ -443,11 +443,15 @@ static int play_random_move(board_t *b, uint64_t *rng, int avoid_self_atari) {
 
 int board_play_random(board_t *b, uint64_t *rng) { return play_random_move(b, rng, 0); }
 
-/* Whether c may play the empty point v in a tactical playout: legal, not its own eye, and not
- * a self-atari unless throw_in_ok allows it. */
+/* Whether c may play v in a playout at all: legal and not its own eye. */
+static int playable(board_t *b, int v, int c) {
+    return board_check(b, v, c, 0) == MOVE_OK && !board_is_eye(b, v, c);
+}
+
+/* Whether c may play the empty point v in a tactical playout: playable, and not a self-atari
+ * unless throw_in_ok allows it. */
 static int tactical_ok(board_t *b, int v, int c) {
-    if (board_check(b, v, c, 0) != MOVE_OK || board_is_eye(b, v, c)) return 0;
-    return libs_after(b, v, c) >= 2 || throw_in_ok(b, v, c);
+    return playable(b, v, c) && (libs_after(b, v, c) >= 2 || throw_in_ok(b, v, c));
 }
 
 int board_play_tactical(board_t *b, uint64_t *rng, int patterns) {
@@ -475,7 +479,7 @@ int board_play_tactical(board_t *b, uint64_t *rng, int patterns) {
         int start = (int)rng_below(rng, (uint32_t)nc);
         for (int i = 0; i < nc; i++) {
             int v = cand[(start + i) % nc];
-            if (board_check(b, v, c, 0) != MOVE_OK || board_is_eye(b, v, c)) continue;
+            if (!playable(b, v, c)) continue;
             board_play(b, v, c);
             return v;
         }
