@@ -7,6 +7,7 @@ ints, numpy arrays and plain classes.  Points are compact indices (see :mod:`eng
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -390,7 +391,7 @@ class Search:
         if not 1 <= int(slots) <= MAX_SLOTS:
             raise ValueError(f"slots must be 1..{MAX_SLOTS}")
         self.game = game.copy()
-        ptr = lib.search_new(game._ptr, self.params._c(), _feature_id(feature_set), self.max_batch,
+        ptr = lib.search_new(game._ptr, self._c_params(game), _feature_id(feature_set), self.max_batch,
                              seed & 0xFFFFFFFFFFFFFFFF)
         if ptr == ffi.NULL:
             raise MemoryError("could not allocate a search")
@@ -454,14 +455,25 @@ class Search:
         """0 when the tree's counters are consistent (see search_check in src_c/search.h)."""
         return int(lib.search_check(self._ptr))
 
+    def _c_params(self, game: Game):
+        """The C parameters for a tree over ``game``: :attr:`params`, except that a game ending
+        in the tree under Tromp-Taylor rules is counted as it stands (terminal_judge 0): those
+        rules take no dead stones off."""
+        params = self.params
+        if game.rules.name == "tromp-taylor" and params.terminal_judge:
+            params = dataclasses.replace(params, terminal_judge=0.0)
+        return params._c()
+
     def set_params(self, params: SearchParams) -> None:
         self.params = params
-        lib.search_set_params(self._ptr, params._c())
+        lib.search_set_params(self._ptr, self._c_params(self.game))
 
     def set_game(self, game: Game) -> None:
         """Replaces the root position (the tree is cleared)."""
         if game.size != self.size:
             raise ValueError("a search keeps its board size")
+        if game.rules != self.game.rules:
+            lib.search_set_params(self._ptr, self._c_params(game))
         if lib.search_set_game(self._ptr, game._ptr) != 0:
             raise MemoryError("could not reset the search")
         self.game = game.copy()

@@ -138,7 +138,7 @@ GTP:
     p.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
                    help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
                         f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility, "
-                        "rollout_weight, rollouts, rollout_policy, rollout_ramp_start, rollout_ramp_end.  "
+                        "rollout_weight, rollouts, rollout_policy, rollout_ramp_start, rollout_ramp_end, terminal_judge.  "
                         "They change the net's defaults: KataGo's GTP values for KataGo nets, those of them "
                         "our nets can use for ours, with tactical playouts at the leaves (searchopts.ROLLOUTS) "
                         f"on boards up to {searchopts.ROLLOUT_MAX_SIZE}x{searchopts.ROLLOUT_MAX_SIZE} "

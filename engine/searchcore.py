@@ -210,6 +210,7 @@ class SearchParams:
     rollout_policy: float = _SEARCH_DEFAULTS["rollout_policy"]
     rollout_ramp_start: float = _SEARCH_DEFAULTS["rollout_ramp_start"]
     rollout_ramp_end: float = _SEARCH_DEFAULTS["rollout_ramp_end"]
+    terminal_judge: float = _SEARCH_DEFAULTS["terminal_judge"]
 
     def _c(self):
         p = ffi.new("search_params_t *")

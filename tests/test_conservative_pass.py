@@ -14,7 +14,9 @@ from train.config import RunConfig
 
 from test_search import ONE_EYE, FixedEvaluator, run
 
-ON, OFF = SearchParams(), SearchParams(conservative_pass=0.0)
+# A game ending in the tree is counted as it stands here (terminal_judge 0), so these trees see
+# conservative pass alone; tests/test_terminal_judge.py has the judged count.
+ON, OFF = SearchParams(terminal_judge=0.0), SearchParams(conservative_pass=0.0, terminal_judge=0.0)
 
 
 def after_white_pass(komi: float):

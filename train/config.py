@@ -283,10 +283,11 @@ class RunConfig:
         """The search parameters of self-play and gating agents: ``changes`` over C's defaults,
         with the tree memory cap of ``--max-memory`` and the ``--search-options``.  Their games
         end at two passes and are counted Tromp-Taylor, so a pass after a pass is the end of
-        the game in their trees too (conservative pass off, unless the options turn it on)."""
+        the game in their trees too (conservative pass off, unless the options turn it on), and
+        a game that ends in the tree is counted as it stands (terminal_judge 0)."""
         if self.max_memory:
             changes["max_memory"] = parse_memory(self.max_memory)
-        return dataclasses.replace(_SEARCH, **{"conservative_pass": 0.0, **searchopts.parse_options(self.search_options),
+        return dataclasses.replace(_SEARCH, **{"conservative_pass": 0.0, "terminal_judge": 0.0, **searchopts.parse_options(self.search_options),
                                                **changes})
 
     def to_dict(self) -> dict[str, Any]:

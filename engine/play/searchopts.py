@@ -41,6 +41,7 @@ our name                        KataGo's name                   range
 ``rollout_policy``              (none)                          0 .. 2 (1: tactical playouts, 2: and 3x3 patterns)
 ``rollout_ramp_start``          (none)                          0 .. 1 (stones / points)
 ``rollout_ramp_end``            (none)                          0 .. 1 (stones / points)
+``terminal_judge``              (none)                          0 .. 256 (playouts; 0: Tromp-Taylor count)
 ==============================  ==============================  ===========
 
 The ranges are KataGo's; the switches also take ``true`` and ``false``.  The score utility
@@ -99,7 +100,7 @@ KATAGO_NAMES = {
 }
 #: Every option by our name: KataGo's, then ours without a KataGo counterpart.
 OPTIONS = (*KATAGO_NAMES, "lcb_utility", "rollout_weight", "rollouts", "rollout_policy",
-           "rollout_ramp_start", "rollout_ramp_end")
+           "rollout_ramp_start", "rollout_ramp_end", "terminal_judge")
 #: Accepted range of each option (KataGo's).
 RANGES = {
     "c_puct": (0.0, 10.0),
@@ -136,6 +137,7 @@ RANGES = {
     "rollout_policy": (0.0, 2.0),
     "rollout_ramp_start": (0.0, 1.0),
     "rollout_ramp_end": (0.0, 1.0),
+    "terminal_judge": (0.0, 256.0),
 }
 _BY_NAME = {**{k: k for k in OPTIONS}, **{v: k for k, v in KATAGO_NAMES.items()}}
 
