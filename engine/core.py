@@ -268,6 +268,14 @@ class Game:
         """Tromp-Taylor area score: Black's area minus White's minus komi (>0: Black wins)."""
         return float(lib.game_area(self._ptr, ffi.NULL)) - float(self.rules.komi)
 
+    def judged_score(self, playouts: int = 32, seed: int = 0) -> float:
+        """Area score with dead groups off, as the search counts a game that ends in its tree
+        (``SearchParams.terminal_judge``): ``playouts`` random playouts finish the position,
+        half with each side first, and a group whose points the opponent owns at the end of
+        60% of them or more is taken off.  Black's area minus White's minus komi;
+        ``playouts`` < 1: :meth:`score`."""
+        return float(lib.game_judged_area(self._ptr, int(playouts), seed & 0xFFFFFFFFFFFFFFFF)) - float(self.rules.komi)
+
     def area(self) -> np.ndarray:
         """int8 [N, N]: owner of each point under area counting (0 = neutral)."""
         out = np.zeros(self.size * self.size, dtype=np.uint8)

@@ -25,21 +25,16 @@ int64_t search_edge_bytes(void) { return (int64_t)sizeof(edge_t); }
 
 int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max_moves,
                            int tactical, float *ownership) {
-    const board_t *start = &g->board;
-    int n = start->size, area = n * n;
     if (playouts < 1) return -1;
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
     if (!rng) rng = 1;
-    uint8_t owner[BOARD_MAX_AREA];
-    for (int i = 0; i < area; i++) ownership[i] = 0.0f;
-    for (int p = 0; p < playouts; p++) {
-        board_t b = *start;
-        b.to_move = (uint8_t)((p & 1) ? WHITE : BLACK); /* half the playouts start with each side */
-        board_playout(&b, &rng, max_moves, tactical);
-        board_area(&b, owner);
-        for (int i = 0; i < area; i++)
-            ownership[i] += owner[i] == BLACK ? 1.0f : owner[i] == WHITE ? -1.0f : 0.0f;
-    }
-    for (int i = 0; i < area; i++) ownership[i] /= (float)playouts;
+    board_playout_ownership(&g->board, playouts, &rng, max_moves, tactical, ownership);
     return 0;
+}
+
+int game_judged_area(const game_t *g, int playouts, uint64_t seed) {
+    if (playouts < 1) return board_area(&g->board, NULL);
+    uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
+    if (!rng) rng = 1;
+    return board_judged_area(&g->board, playouts, &rng);
 }

@@ -28,6 +28,9 @@ int game_group_libs(const game_t *g, int pt);
  * ownership[N*N].  Returns 0, or -1 for playouts < 1. */
 int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max_moves,
                            int tactical, float *ownership);
+/* Black's area minus White's with dead groups off (board_judged_area, `playouts` random
+ * playouts seeded by `seed` and the position); playouts < 1: the Tromp-Taylor area. */
+int game_judged_area(const game_t *g, int playouts, uint64_t seed);
 /* Bytes per tree node. */
 int64_t search_node_bytes(void);
 /* Bytes per edge (candidate move). */

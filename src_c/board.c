@@ -343,6 +343,41 @@ int board_area(const board_t *b, uint8_t *owner) {
     return score;
 }
 
+void board_playout_ownership(const board_t *b, int playouts, uint64_t *rng, int max_moves, int tactical,
+                             float *ownership) {
+    int area = b->size * b->size;
+    uint8_t owner[BOARD_MAX_AREA];
+    for (int i = 0; i < area; i++) ownership[i] = 0.0f;
+    for (int p = 0; p < playouts; p++) {
+        board_t c = *b;
+        c.to_move = (uint8_t)((p & 1) ? WHITE : BLACK); /* half the playouts start with each side */
+        board_playout(&c, rng, max_moves, tactical);
+        board_area(&c, owner);
+        for (int i = 0; i < area; i++) ownership[i] += owner[i] == BLACK ? 1.0f : owner[i] == WHITE ? -1.0f : 0.0f;
+    }
+    for (int i = 0; i < area; i++) ownership[i] /= (float)playouts;
+}
+
+int board_judged_area(const board_t *b, int playouts, uint64_t *rng) {
+    int area = b->size * b->size;
+    float own[BOARD_MAX_AREA];
+    board_playout_ownership(b, playouts, rng, 0, 0, own);
+    /* each group's summed ownership, its own colour positive, kept at its head */
+    float group_own[BOARD_MAX_POINTS];
+    memset(group_own, 0, sizeof group_own);
+    for (int i = 0; i < area; i++) {
+        int v = board_from_compact(b, i), cv = b->color[v];
+        if (cv == BLACK || cv == WHITE) group_own[b->head[v]] += cv == BLACK ? own[i] : -own[i];
+    }
+    board_t judged = *b;
+    for (int i = 0; i < area; i++) {
+        int v = board_from_compact(b, i), h = b->head[v];
+        if ((b->color[v] == BLACK || b->color[v] == WHITE) && group_own[h] < -0.2f * (float)b->nstones[h])
+            judged.color[v] = EMPTY;
+    }
+    return board_area(&judged, NULL); /* reads the colours alone */
+}
+
 /* An empty point next to the group of head h (its liberty when it is in atari). */
 static int group_liberty(const board_t *b, int h) {
     int s = h;

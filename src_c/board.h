@@ -105,6 +105,16 @@ int board_play_tactical(board_t *b, uint64_t *rng, int patterns);
  * from b as it stands (pass count reset) until two passes in a row or max_moves moves (<= 0:
  * three times the board's points). */
 void board_playout(board_t *b, uint64_t *rng, int max_moves, int tactical);
+/* Mean Black-positive final area (+1 Black, -1 White, 0 neutral) of `playouts` playouts
+ * (board_playout with `tactical`; even ones start with Black, odd ones with White) from b,
+ * written to ownership[N*N] (compact points).  playouts >= 1. */
+void board_playout_ownership(const board_t *b, int playouts, uint64_t *rng, int max_moves, int tactical,
+                             float *ownership);
+/* Black's area minus White's once dead groups are off, as a referee under Chinese rules counts a
+ * finished game: `playouts` random playouts (board_playout_ownership) finish it, and a group
+ * whose mean ownership is below -0.2 for its colour (the opponent owns its points at the end of
+ * 60% of them or more) is taken off before the area count.  playouts >= 1. */
+int board_judged_area(const board_t *b, int playouts, uint64_t *rng);
 /* Fast xorshift64* step. */
 static inline uint64_t rng_next(uint64_t *s) {
     uint64_t x = *s;

@@ -304,43 +304,16 @@ int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *ta
     return found;
 }
 
-/* Black's area minus White's after taking off the groups that terminal_judge playouts from b
- * find dead (see search_params_t.terminal_judge). */
-static int judged_area(const search_t *s, const board_t *b, int playouts) {
-    int n = b->size, area = n * n;
-    float own[BOARD_MAX_AREA];
-    uint8_t owner[BOARD_MAX_AREA];
-    memset(own, 0, sizeof own);
-    uint64_t rng = (b->hash ^ s->rollout_salt ^ 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL + 1;
-    if (!rng) rng = 1;
-    for (int k = 0; k < playouts; k++) {
-        board_t c = *b;
-        if (k & 1) c.to_move = (uint8_t)board_other(c.to_move); /* nobody is to move: both start */
-        board_playout(&c, &rng, 0, 1);
-        board_area(&c, owner);
-        for (int i = 0; i < area; i++) own[i] += owner[i] == BLACK ? 1.0f : owner[i] == WHITE ? -1.0f : 0.0f;
-    }
-    /* each group's summed ownership, its own colour positive, kept at its head */
-    float group_own[BOARD_MAX_POINTS];
-    memset(group_own, 0, sizeof group_own);
-    for (int i = 0; i < area; i++) {
-        int v = board_from_compact(b, i), cv = b->color[v];
-        if (cv == BLACK || cv == WHITE) group_own[b->head[v]] += cv == BLACK ? own[i] : -own[i];
-    }
-    board_t judged = *b;
-    for (int i = 0; i < area; i++) {
-        int v = board_from_compact(b, i), h = b->head[v];
-        if ((b->color[v] == BLACK || b->color[v] == WHITE) &&
-            group_own[h] < -0.5f * (float)playouts * (float)b->nstones[h])
-            judged.color[v] = EMPTY;
-    }
-    return board_area(&judged, NULL); /* reads the colours alone */
-}
-
 /* Final score (area minus komi) for the side to move of board b (game over by two passes). */
 static float terminal_score(const search_t *s, const board_t *b) {
     int playouts = (int)(s->p.terminal_judge + 0.5f);
-    int area = playouts > 0 ? judged_area(s, b, playouts) : board_area(b, NULL);
+    int area;
+    if (playouts > 0) {
+        uint64_t rng = (b->hash ^ s->rollout_salt ^ 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL + 1;
+        area = board_judged_area(b, playouts, &rng);
+    } else {
+        area = board_area(b, NULL);
+    }
     float score = (float)area - s->game->rules.komi;
     return b->to_move == WHITE ? -score : score;
 }

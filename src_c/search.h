@@ -148,14 +148,13 @@ typedef struct {
     float rollout_ramp_end;
     /* How a game that ends by two passes in the tree is counted.  0: Tromp-Taylor, the board
      * as it stands, every stone alive (self-play's rules).  N > 0 (the default, 32): as a
-     * referee under Chinese rules counts it, dead stones off.  N tactical playouts
-     * (board_play_tactical) finish the game from the position, half with each side moving
-     * first (a game over has no side to move), seeded by it and the search's seed; a group whose points the opponent owns at the end of three quarters of them or
-     * more (mean ownership below -0.5 for its colour) is taken off, and the board is then
-     * counted by area.  So a pass into a count where our group in atari or our dead group in
-     * a lost semeai still stands is scored as the referee will score it, not as a win.  Each
-     * terminal position is judged once (its node keeps the value).  The engine turns it off
-     * under Tromp-Taylor rules. */
+     * referee under Chinese rules counts it, dead stones off (board_judged_area: N random
+     * playouts finish the position, half with each side moving first, since a game over has
+     * no side to move; a group the opponent owns at the end of 60% of them or more is taken
+     * off; then the area count), seeded by the position and the search's seed.  So a pass
+     * into a count where our stone in atari or our group that lost a semeai still stands is
+     * scored as the referee scores it, not as a win.  Each terminal position is judged once
+     * (its node keeps the value).  The engine turns it off under Tromp-Taylor rules. */
     float terminal_judge;
 } search_params_t;
 

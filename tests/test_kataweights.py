@@ -188,5 +188,5 @@ def test_final_score_uses_kata_ownership(tmp_path):
     game = Game(7, Rules.preset("chinese", komi=7))
     for p in (24, 16, 10, 30):
         game.play(p)
-    verdict = scoring.judge(game, ev, finished=False)
+    verdict = scoring.judge(game, ev)
     np.testing.assert_allclose(verdict.ownership, scoring.net_ownership(game, ev), atol=1e-6)

@@ -3,12 +3,17 @@ it, dead stones off (``SearchParams.terminal_judge``, on by default), not Tromp-
 every stone on the board; Tromp-Taylor rules and self-play keep the count as it stands."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
-from engine.core import BLACK, WHITE, Rules, Search, SearchParams, board_from_ascii
+from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, board_from_ascii
 from train.config import RunConfig
 
 from test_search import ONE_EYE, FixedEvaluator, run
+
+DATA = Path(__file__).parent / "data"
 
 # Black's lone stone on E5 is in atari inside White's area.  Counted as it stands, E5 is Black's
 # and it makes the eight empty points on the right neutral: Black 11 (nine stones, two eyes),
@@ -69,3 +74,38 @@ def test_tromp_taylor_rules_count_the_board_as_it_stands():
 
 def test_self_play_counts_its_games_as_they_stand():
     assert RunConfig().search_params().terminal_judge == 0.0
+
+
+def _play_out(moves: str):
+    from engine.coords import from_gtp
+    game = Game(9, Rules.preset("chinese", 7.0))
+    for token in moves.split():
+        color = BLACK if token[0] == "B" else WHITE
+        game.play(game.pass_point if token[1:] == "pass" else from_gtp(token[1:], 9), color)
+    return game
+
+
+def _signed(result: str) -> float:
+    return 0.0 if result == "0" else float(result[2:]) * (1 if result[0] == "B" else -1)
+
+
+def test_the_judged_count_agrees_with_gnu_go_where_the_raw_count_does_not():
+    """Differential test against GNU Go 3.8 (``--chinese-rules``, the matches' referee): the 352
+    games of our matches against Pachi 12.90 (9x9, komi 7) that ended by two passes, with the
+    result GNU Go gave after taking its dead stones off.  The raw count gets the winner right
+    in 146 of them (the loser's dead stones still stand); the judged count in 347, and the
+    exact score in 307."""
+    rows = [json.loads(line) for line in open(DATA / "pachi_game_ends.jsonl")]
+    assert len(rows) == 352
+    raw = judged = exact = 0
+    sign = lambda x: (x > 0) - (x < 0)
+    for row in rows:
+        game = _play_out(row["moves"])
+        assert game.passes == 2
+        referee = _signed(row["referee"])
+        score = game.judged_score(32, seed=1)
+        raw += sign(game.score()) == sign(referee)
+        judged += sign(score) == sign(referee)
+        exact += score == referee
+    assert raw < 160
+    assert judged >= 340 and exact >= 295
