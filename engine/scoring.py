@@ -185,8 +185,9 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
     Floating alone is not enough: in a seki, a semeai or a mutual atari inside the other
     colour's area it names the wrong group, so a floating group that touches an opponent group
     of two liberties or fewer is left to the playouts; on the 352 games above, floating groups
-    taken off whatever the playouts said agreed with GNU Go in 325, this rule in 350.  ``ownership`` (Black-positive [N, N])
-    skips the estimate (tests hand-feed it)."""
+    taken off whatever the playouts said agreed with GNU Go in 325, this rule in 350.  Once the
+    dead are off, the ownership is estimated again without them for the count of the empty
+    points.  ``ownership`` (Black-positive [N, N]) skips both estimates (tests hand-feed it)."""
     hand_fed = ownership
     if ownership is None:
         ownership = estimate_ownership(game, evaluator, playouts, seed, method=_judge_method(evaluator))
