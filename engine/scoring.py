@@ -187,7 +187,10 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
     of two liberties or fewer is left to the playouts; on the 352 games above, floating groups
     taken off whatever the playouts said agreed with GNU Go in 325, this rule in 350.  Once the
     dead are off, the ownership is estimated again without them for the count of the empty
-    points.  ``ownership`` (Black-positive [N, N]) skips both estimates (tests hand-feed it)."""
+    points; once both players have passed, the game is over and what is left is counted by
+    area, as a referee counts it (random playouts in a large unfilled territory are no sure
+    guide to who owns its empty points).  ``ownership`` (Black-positive [N, N]) skips both
+    estimates (tests hand-feed it)."""
     hand_fed = ownership
     if ownership is None:
         ownership = estimate_ownership(game, evaluator, playouts, seed, method=_judge_method(evaluator))
@@ -210,6 +213,10 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
         shared = any(c2 != color and libs[i] & libs[j] for j, (c2, _) in enumerate(undecided))
         (verdict.seki if shared else verdict.alive).append(points)
     board = remove_stones(game, verdict.dead_points) if verdict.dead else game
+    if game.is_over:
+        # the game is over: the area count of what is left, as a referee counts it
+        verdict.score = board.score()
+        return verdict
     if verdict.dead and hand_fed is None:
         # the territory the dead stones spoiled, judged again without them
         own = estimate_ownership(board, evaluator, playouts, seed, method=_judge_method(evaluator)).ravel()

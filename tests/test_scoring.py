@@ -138,3 +138,13 @@ def test_judge_agrees_with_gnu_go_on_real_game_ends():
         agree += sign(verdict.score) == sign(referee)
         exact += verdict.score == referee
     assert agree >= 345 and exact >= 300
+
+
+def test_a_finished_game_is_counted_by_area_whatever_the_seed():
+    # Both players passed: the dead invaders come off and what is left is counted by area,
+    # B+1.5 for every seed (before, the empty points were counted where random playouts in
+    # the big unfilled territories agreed, and some seeds gave W+8.5).
+    game = board_from_ascii(FINISHED)
+    game.play(game.pass_point, BLACK)
+    game.play(game.pass_point, WHITE)
+    assert {scoring.judge(game, seed=s).score for s in range(20)} == {45 - 36 - 7.5}
