@@ -125,16 +125,10 @@ def test_judge_agrees_with_gnu_go_on_real_game_ends():
     results).  The raw count names GNU Go's winner in 146 of them; the judgement in 350 (in 325
     when floating stones were taken off whatever the playouts said: a mutual atari or a semeai
     inside the other colour's area, and it named the wrong group)."""
-    import json
-    from pathlib import Path
-    from test_terminal_judge import _play_out, _signed
-    rows = [json.loads(line) for line in open(Path(__file__).parent / "data" / "pachi_game_ends.jsonl")]
-    sign = lambda x: (x > 0) - (x < 0)
+    from test_terminal_judge import pachi_game_ends, sign
     agree = exact = 0
-    for row in rows:
-        game = _play_out(row["moves"])
+    for game, referee in pachi_game_ends():
         verdict = scoring.judge(game)
-        referee = _signed(row["referee"])
         agree += sign(verdict.score) == sign(referee)
         exact += verdict.score == referee
     assert agree >= 345 and exact >= 300

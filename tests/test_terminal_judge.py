@@ -17,8 +17,8 @@ DATA = Path(__file__).parent / "data"
 
 # Black's lone stone on E5 is in atari inside White's area.  Counted as it stands, E5 is Black's
 # and it makes the eight empty points on the right neutral: Black 11 (nine stones, two eyes),
-# White 6, B+4.5 at komi 0.5.  Taken off (White captures at E4 whenever it likes), the right side is White's: Black
-# 10, White 15, W+5.5.
+# White 6, B+4.5 at komi 0.5.  Taken off (White captures at E4 whenever it likes), the right
+# side is White's: Black 10, White 15, W+5.5.
 LONE_STONE = """
 X X O O X
 . X O . .
@@ -76,17 +76,24 @@ def test_self_play_counts_its_games_as_they_stand():
     assert RunConfig().search_params().terminal_judge == 0.0
 
 
-def _play_out(moves: str):
+def pachi_game_ends() -> list[tuple[Game, float]]:
+    """The 352 games of tests/data/pachi_game_ends.jsonl (9x9, komi 7, Chinese rules), each
+    played out to its two passes, with GNU Go's result as referee, Black-positive."""
     from engine.coords import from_gtp
-    game = Game(9, Rules.preset("chinese", 7.0))
-    for token in moves.split():
-        color = BLACK if token[0] == "B" else WHITE
-        game.play(game.pass_point if token[1:] == "pass" else from_gtp(token[1:], 9), color)
-    return game
+    out = []
+    for line in open(DATA / "pachi_game_ends.jsonl"):
+        row = json.loads(line)
+        game = Game(9, Rules.preset("chinese", 7.0))
+        for token in row["moves"].split():
+            color = BLACK if token[0] == "B" else WHITE
+            game.play(game.pass_point if token[1:] == "pass" else from_gtp(token[1:], 9), color)
+        result = row["referee"]
+        out.append((game, 0.0 if result == "0" else float(result[2:]) * (1 if result[0] == "B" else -1)))
+    return out
 
 
-def _signed(result: str) -> float:
-    return 0.0 if result == "0" else float(result[2:]) * (1 if result[0] == "B" else -1)
+def sign(x: float) -> int:
+    return (x > 0) - (x < 0)
 
 
 def test_the_judged_count_agrees_with_gnu_go_where_the_raw_count_does_not():
@@ -95,14 +102,11 @@ def test_the_judged_count_agrees_with_gnu_go_where_the_raw_count_does_not():
     result GNU Go gave after taking its dead stones off.  The raw count gets the winner right
     in 146 of them (the loser's dead stones still stand); the judged count in 347, and the
     exact score in 307."""
-    rows = [json.loads(line) for line in open(DATA / "pachi_game_ends.jsonl")]
-    assert len(rows) == 352
+    ends = pachi_game_ends()
+    assert len(ends) == 352
     raw = judged = exact = 0
-    sign = lambda x: (x > 0) - (x < 0)
-    for row in rows:
-        game = _play_out(row["moves"])
+    for game, referee in ends:
         assert game.passes == 2
-        referee = _signed(row["referee"])
         score = game.judged_score(32, seed=1)
         raw += sign(game.score()) == sign(referee)
         judged += sign(score) == sign(referee)
