@@ -161,6 +161,17 @@ def pass_allowed(game: Game, color: int, result: SearchResult, resign: float) ->
     return score == 0 or wins(score, color) or truly_lost(game, result, resign)
 
 
+def raw_pass_allowed(game: Game, color: int, result: SearchResult, resign: float) -> bool:
+    """Whether ``color`` may pass in a game counted as the board stands, by raw Tromp-Taylor
+    count with no referee (self-play, gating and in-process matches): any pass, not only one
+    that ends the game, since the opponent may end it with a pass of its own.  It may when that
+    count does not lose for ``color``, or when the game is truly lost (:func:`truly_lost`, which
+    needs a real search of playing on).  So a pass that a search of a handful of visits favours
+    by noise (the net's favourite at 1 visit) never hands over the game on a near-empty board."""
+    score = game.score()
+    return score == 0 or wins(score, color) or truly_lost(game, result, resign)
+
+
 def opponent_passed(game: Game, color: int) -> bool:
     """The opponent's last move was a pass: ``color``'s pass now ends the game."""
     return bool(game.moves) and game.moves[-1] == (other(color), game.pass_point)

@@ -58,6 +58,7 @@ class PoolStats:
     leaves: int = 0                     # positions sent to evaluators
     moves: int = 0
     full_moves: int = 0                 # moves with a full search (training positions)
+    passes_refused: int = 0             # passes the search chose that would lose by the raw count
     games: int = 0                      # games finished (not abandoned)
     abandoned: int = 0                  # games dropped unfinished, for any reason
     abandoned_leaves: int = 0           # ... and the leaves their searches had sent to evaluators

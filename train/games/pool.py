@@ -53,7 +53,8 @@ import numpy as np
 
 from engine import coords
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, other
-from engine.play.movepolicy import should_resign
+from engine.play.movepolicy import best_other_move, raw_pass_allowed, should_resign
+from engine.play.player import SearchResult
 from engine.play.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
 from train.games.batcher import Batcher, PoolStats
 from train.games.spec import Agent, FinishedGame, GameSpec, MoveLimit, PlaySettings, Player, TurnAgent
@@ -514,11 +515,29 @@ class GamePool:
             if temperature != tree.params.temperature:
                 tree.set_params(dataclasses.replace(tree.params, temperature=temperature))
             point = tree.choose()
+        if point == game.pass_point:
+            point = self._pass_or_play_on(slot, tree, value, visits, s.resign)
         slot.gumbel = None
         game.play(point, color)
         self.stats.full_moves += int(slot.full)
         return self._after_play(slot, MoveInfo(color, point, agent.model_id, visits, value, policy,
                                                time.monotonic() - slot.turn_started))
+
+    def _pass_or_play_on(self, slot: Slot, tree: Search, value: float, visits: int, resign: float) -> int:
+        """The pass the search chose, or its best other move where the pass would lose by the raw
+        count these games are scored by (:func:`engine.play.movepolicy.raw_pass_allowed`)."""
+        game = slot.game
+        assert game is not None
+        color = game.to_move
+        result = SearchResult(move=game.pass_point, value=value, visits=visits, playouts=0, evals=0,
+                              seconds=0.0, children=tree.children())
+        if raw_pass_allowed(game, color, result, resign):
+            return game.pass_point
+        alt = best_other_move(game, color, result)
+        if alt is None:
+            return game.pass_point
+        self.stats.passes_refused += 1
+        return alt
 
     def _after_play(self, slot: Slot, info: MoveInfo) -> FinishedGame | None:
         """Records a move just played into the game: trees advance, a turn agent opponent is
