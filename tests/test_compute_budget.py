@@ -69,6 +69,32 @@ def test_usage_sums_the_last_totals_of_every_process():
     assert early.flops == 310 and early.cpu_hours == pytest.approx(6 / 3600)
 
 
+def test_usage_does_not_merge_two_processes_that_share_a_pid():
+    """A resumed stage on another machine (or after a reboot) can get its old pid again: its
+    counters add to the earlier process's, not merge with them by max."""
+    recs = [
+        {"source": "selfplay", "pid": 7, "proc": "a", "time": 1.0, "cpu_s": 50.0, "flops": 500},
+        {"source": "selfplay", "pid": 7, "proc": "b", "time": 2.0, "cpu_s": 20.0, "flops": 200},   # new machine
+        {"source": "selfplay", "pid": 7, "proc": "b", "time": 3.0, "cpu_s": 30.0, "flops": 300},
+    ]
+    u = Usage(recs)
+    assert u.flops == 500 + 300 and u.cpu_seconds == 50 + 30
+    # records written before the process id: a counter that goes down starts a new process
+    legacy = [{k: v for k, v in r.items() if k != "proc"} for r in recs]
+    u = Usage(legacy)
+    assert u.flops == 500 + 300 and u.cpu_seconds == 50 + 30
+
+
+def test_every_metrics_record_names_its_process(tmp_path):
+    from train.usage import process_id
+    rd = RunDir(tmp_path / "run")
+    rd.make_root()
+    rd.append_metrics({"source": "selfplay"})
+    rd.append_metrics({"source": "trainer"})
+    procs = {r["proc"] for r in rd.read_metrics()}
+    assert procs == {process_id()} and len(process_id()) == 16
+
+
 def test_budget_parses_compute_units_and_says_when_spent():
     b = Budget.parse("2.5e9flops,0.5cpuh,10m")
     assert b.flops == 2.5e9 and b.cpu_hours == 0.5 and b.seconds == 600

@@ -53,6 +53,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from engine.nets import flops
+from train.usage import process_id
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
 
 MODEL_RE = re.compile(r"^model-(\d{7,})\.pt$")
@@ -304,7 +305,7 @@ class RunDir:
         :meth:`read_metrics` skips.  Every record carries the writing process's id and its CPU
         seconds so far (all its threads), from which ``train.match.ladder`` counts a run's CPU-hours, and
         its FLOPs so far (:mod:`engine.nets.flops`), from which compute budgets are counted."""
-        record = {"time": round(time.time(), 3), "pid": os.getpid(),
+        record = {"time": round(time.time(), 3), "pid": os.getpid(), "proc": process_id(),
                   "cpu_s": round(time.process_time(), 2), "flops": round(flops.COUNTER.total), **record}
         line = (json.dumps(record, separators=(",", ":"), default=_json_default) + "\n").encode()
         fd = os.open(self.metrics_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -24,6 +24,7 @@ from train.gating import GateMatch, candidate_score, gate_settings
 from train.games.pool import GamePool
 from train.rundir import RunDir, atomic_write
 from train.selfplay import SelfPlayWorker, make_agent
+from train.usage import process_id
 from train.supervisor import Stage
 
 
@@ -130,7 +131,7 @@ def _node_id() -> str | None:
 def _spending() -> dict[str, Any]:
     """This actor process's running totals for the driver's metrics (which count a run's
     compute and CPU budgets per process: train.usage): its host and pid name it."""
-    return {"pid": f"{socket.gethostname()}:{os.getpid()}", "cpu_s": round(time.process_time(), 2),
+    return {"pid": f"{socket.gethostname()}:{os.getpid()}", "proc": process_id(), "cpu_s": round(time.process_time(), 2),
             "flops": round(flops.COUNTER.total)}
 
 
