@@ -410,7 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
-    commands = {"pipelines": pipelines, "summary": summary, "strength": strength}
+    from tools import registry
+    commands = {"pipelines": pipelines, "summary": summary, "strength": strength, "register": registry.register,
+                "work": registry.work, "unit": registry.unit, "report": registry.report,
+                "anchors": registry.anchors_main}
     if argv[0] not in commands:
         print(f"python -m tools.experiment: unknown experiment {argv[0]!r} (known: {', '.join(commands)})",
               file=sys.stderr)

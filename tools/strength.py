@@ -69,10 +69,14 @@ from tools.machine import cpu_label
 FORMAT = "tools.experiment strength v1"
 
 # The designs, as train.loop options.  "2v" doubles the visits of every search (self-play and
-# gating): AlphaZero's 800 against AlphaGo Zero's 1,600, in our units.
+# gating): AlphaZero's 800 against AlphaGo Zero's 1,600, in our units.  Gated designs play up to
+# 400 games a candidate (BASE_SETTINGS) with Leela Zero's SPRT early stop, except ELF OpenGo's
+# sync-discard: 55% of 400 games, the SPRT made unreachable (its exact early stops, once 55% is
+# guaranteed or out of reach, change no decision).
 DESIGNS: dict[str, list[str]] = {
     "az": ["--mode", "az", "--pipeline", "async"],
-    "agz-sync-discard": ["--mode", "agz", "--pipeline", "sync", "--on-new-model", "discard"],
+    "agz-sync-discard": ["--mode", "agz", "--pipeline", "sync", "--on-new-model", "discard",
+                         "--gate-alpha", "1e-9", "--gate-beta", "1e-9"],     # ELF: 55% of 400, no SPRT
     "agz-async-finish": ["--mode", "agz", "--pipeline", "async", "--on-new-model", "finish"],
     "agz-async-switch": ["--mode", "agz", "--pipeline", "async", "--on-new-model", "switch"],
     "az-2v": ["--mode", "az", "--pipeline", "async"],
@@ -87,7 +91,7 @@ DEFAULT_DESIGNS = list(DESIGNS)
 BASE_SETTINGS: dict[str, str] = {
     "--board-size": "7", "--komi": "9", "--rules": "chinese", "--blocks": "2", "--filters": "16",
     "--visits": "16", "--parallel-games": "16", "--batch": "64", "--train-batch": "64",
-    "--min-games": "20", "--checkpoint-every": "40", "--gate-games": "40",
+    "--min-games": "20", "--checkpoint-every": "40", "--gate-games": "400",
     "--gate-parallel-games": "16", "--threads": "1", "--metrics-every": "5",
 }
 CALIBRATION_SECONDS = 60
@@ -347,6 +351,21 @@ def bootstrap(games: list[tuple[str, str, float]], anchor: str, groups: dict[str
     return out
 
 
+def plot_band(ax: Any, pts: list[tuple[float, ...]], label: str) -> None:
+    """One design on ``ax``: its mean Elo against ``x`` and a band of its 95% interval, from
+    ``pts`` = [(x, elo, lo, hi)] (an infinite bound draws no band there)."""
+    x, y, lo, hi = (np.array(v, float) for v in zip(*pts))
+    lo, hi = np.where(np.isfinite(lo), lo, y), np.where(np.isfinite(hi), hi, y)
+    line, = ax.plot(x, y, marker="o", label=label)
+    ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.12)
+
+
+def plot_anchor(ax: Any, name: str, elo: float) -> None:
+    """A fixed anchor's Elo on ``ax``: a dotted line with its name."""
+    ax.axhline(elo, color="grey", ls=":", lw=1)
+    ax.annotate(name, (0.01, elo), xycoords=("axes fraction", "data"), fontsize=8, color="grey", va="bottom")
+
+
 def plot(summary: dict[str, Any], path: Path) -> None:
     import matplotlib  # lazy: slow to import, only the plot needs it
     matplotlib.use("Agg")
@@ -357,17 +376,11 @@ def plot(summary: dict[str, Any], path: Path) -> None:
                            (axes[1], "cpu_hours", f"CPU-hours of training ({summary.get('cpu') or 'this CPU'})")):
         for name, d in summary["designs"].items():
             pts = sorted((f[key], f["elo"], *f["elo_ci95"]) for f in d["fractions"].values() if f.get("elo") is not None)
-            if not pts:
-                continue
-            x, y, lo, hi = (np.array(v, float) for v in zip(*pts))
-            lo, hi = np.where(np.isfinite(lo), lo, y), np.where(np.isfinite(hi), hi, y)
-            line, = ax.plot(x, y, marker="o", label=f"{name} ({d['runs']} runs)")
-            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.12)
+            if pts:
+                plot_band(ax, pts, f"{name} ({d['runs']} runs)")
         for a in summary.get("anchors", []):
             if a.get("elo") is not None:
-                ax.axhline(a["elo"], color="grey", ls=":", lw=1)
-                ax.annotate(a["name"], (0.01, a["elo"]), xycoords=("axes fraction", "data"), fontsize=8, color="grey",
-                            va="bottom")
+                plot_anchor(ax, a["name"], a["elo"])
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(f"Elo ({summary['anchor']} = 0)")
