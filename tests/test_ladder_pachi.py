@@ -1,6 +1,6 @@
 """Pachi as a ladder anchor (train.match.ladder --pachi / --pachi-playouts): the anchor list built from
 the options, and a real 2-game ladder against Pachi 12.90 when its binary is there ($PACHI, else
-/work/pachi/pachi; README "Pachi as an anchor" says how to build it)."""
+/work/pachi/pachi; docs/matches.md says how to build it)."""
 import json
 import os
 
@@ -53,7 +53,7 @@ PACHI = ladder.default_pachi()
 
 @pytest.mark.skipif(not (PACHI and os.access(PACHI, os.X_OK)),
                     reason="no Pachi binary ($PACHI or /work/pachi/pachi): build Pachi 12.90 as in "
-                           "README 'Pachi as an anchor'")
+                           "docs/matches.md")
 def test_two_games_against_pachi(tmp_path):
     rd = make_run(tmp_path)                     # 5x5, tiny random checkpoints: rate the newest only
     rd.model_path(0).unlink()

@@ -11,7 +11,7 @@ resource that pins the self-play actors to the workers.  The driver is a separat
 
 The longer scenario (a node lost, the last node lost, a new node joining, gating clients
 killed, on an agz run) is ``python -m tools.ray_multinode``: ~2.5 minutes on the 2-core CI
-machine, too long for the suite; its figures are in README.md.  Every wait has a deadline
+machine, too long for the suite; its figures are in docs/results/cluster.md.  Every wait has a deadline
 and the cluster fixture kills every process it started, pass or fail."""
 import os
 import shutil

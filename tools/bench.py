@@ -1,7 +1,7 @@
 """Benchmarks: ``python -m tools.bench board|search|net|vs-leelaz``.
 
 Each prints a human-readable table and, last, one JSON line with the figures.  Measured figures
-go to README.md's Benchmarks section or tools/RESULTS.md.  ``net`` and ``vs-leelaz`` import
+go to docs/results/benchmarks.md.  ``net`` and ``vs-leelaz`` import
 torch (and tools.lz_bench) when they run, so that ``board`` and ``search`` start without it.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ before the clock starts: the figure is the training step alone, as the trainer's
 tensor the size of the gradients (what DDP sends each step), and a row "1 x N*T" runs one
 process with all the threads, the same cores as the N processes.  Rows are repeated
 ``--rounds`` times, interleaved, and the best of each is kept.  A table, then a JSON line.
-Figures measured on this project's machine are in README.md (Data-parallel training).
+Figures measured on this project's machine are in docs/results/ddp.md.
 """
 from __future__ import annotations
 

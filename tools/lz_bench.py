@@ -31,7 +31,7 @@ With more than one thread our engine runs that many search threads (``args.paral
 
 Result: a dict (printed as JSON by ``tools.bench``) with one row per (net, threads).
 
-Measured results: tools/RESULTS.md.
+Measured results: docs/results/benchmarks.md.
 """
 from __future__ import annotations
 

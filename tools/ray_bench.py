@@ -4,7 +4,7 @@
 Each row is one ``train.loop --selfplay-only --ray local`` run (one torch thread per actor; by
 default 5x5, komi 2.5, a random 1x8 net, 16 visits, 8 games in flight per actor, batch 32);
 its wall time includes starting the actors.  Extra arguments go to ``train.loop``.  Figures
-measured on this project's machine are in README.md (Benchmarks).
+measured on this project's machine are in docs/results/benchmarks.md.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ node 2, leaving no room for self-play (the driver says what its actors wait for)
 and the actors come back on it; the driver is killed and the run resumed to its game budget.
 At the end every game in the run directory is checked: npz and SGF in pairs, each readable,
 names unique, numbering per slot without gaps other than the games lost.  The figures of one
-run on this project's machine are in README.md (Cluster deployment).
+run on this project's machine are in docs/results/cluster.md.
 """
 from __future__ import annotations
 

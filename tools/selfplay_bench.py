@@ -8,7 +8,7 @@ self-play rate is the CPU side alone: ``overhead_us_per_eval`` is then the searc
 pool's bookkeeping, the evaluator's cache, symmetries and copies per evaluation -- what a fast
 accelerator leaves.  For a real net, ``outside_net_us_per_eval`` estimates the same as self-play
 time minus the time the bare forward pass needs for those evaluations.  Prints a table and a
-JSON line; figures measured on this project's machine are in README.md (Benchmarks).
+JSON line; figures measured on this project's machine are in docs/results/benchmarks.md.
 """
 from __future__ import annotations
 

@@ -158,12 +158,12 @@ KATAGO_GTP = {
 #: The options that need heads our nets lack (short-term errors, an optimistic policy).
 HEAD_OPTIONS = ("use_uncertainty", "policy_optimism", "root_policy_optimism")
 #: The search our own nets play with: KataGo's GTP values of every option they can use (with the
-#: leaf ramp, +49 [+4, +96] over C's defaults at 400 visits and +45 at 64: README, *KataGo's
-#: search improvements*).
+#: leaf ramp, +49 [+4, +96] over C's defaults at 400 visits and +45 at 64:
+#: docs/results/search-options.md).
 OUR_NETS = {k: v for k, v in KATAGO_GTP.items() if k not in HEAD_OPTIONS}
 #: Playouts mixed into our nets' leaf values (AlphaGo's lambda, the default 16 playouts a leaf)
-#: on boards up to :data:`ROLLOUT_MAX_SIZE`, with the shipped 9x9 net at 400 visits (README,
-#: *KataGo's search improvements*): uniformly random ones at lambda 0.5 were +70 [+6, +141]
+#: on boards up to :data:`ROLLOUT_MAX_SIZE`, with the shipped 9x9 net at 400 visits
+#: (docs/results/search-options.md): uniformly random ones at lambda 0.5 were +70 [+6, +141]
 #: over :data:`OUR_NETS` alone (+70 [+6, +140] at 0.5 s a move); tactical ones (capture and
 #: escape atari, no joining self-atari) +107 [+42, +181] over those.  A lambda growing with the
 #: board's stones (0 while at most 17% of its points hold one, 1 from 44% on) was +81 [+17, +152]
@@ -180,7 +180,7 @@ ROLLOUT_MAX_SIZE = 9
 def net_defaults(feature_set: str | None, size: int | None = None) -> dict[str, float]:
     """The options a net's search starts from (``--search`` then overrides any): KataGo's GTP
     values for KataGo nets, whose search was tuned with them (against KataGo itself, with its
-    net, they bring ours level: README, *KataGo networks*), and for ours (``rich`` features)
+    net, they bring ours level: docs/results/katago.md), and for ours (``rich`` features)
     those of them they can use (:data:`OUR_NETS`, a measured gain), with playouts at the
     leaves (:data:`ROLLOUTS`) when the board ``size`` is known and at most
     :data:`ROLLOUT_MAX_SIZE`; none for Leela Zero's, where none was measured, nor for test
