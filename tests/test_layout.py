@@ -82,7 +82,8 @@ def test_the_rooms_import_what_their_docstrings_allow():
 
 
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text() + (ROOT / "weights" / "README.md").read_text()
+    text = "".join(p.read_text() for p in [ROOT / "README.md", ROOT / "weights" / "README.md",
+                                             *sorted((ROOT / "docs").rglob("*.md"))])
     return sorted(set(re.findall(r"python -m ((?:engine|train)(?:\.\w+)*)", text)))
 
 
