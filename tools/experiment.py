@@ -1,4 +1,16 @@
-"""``python -m tools.experiment pipelines``: what gating and the pipeline design cost self-play.
+"""``python -m tools.experiment``: the training-design experiments.
+
+- ``pipelines`` (below): what gating and the pipeline design cost self-play;
+- ``strength`` (:mod:`tools.strength`): a quick strength-per-computation comparison in one folder
+  (the smoke test of the machinery);
+- ``register``, ``work``, ``unit``, ``report`` (:mod:`tools.registry`): the seed experiment
+  as committed results under ``experiments/<name>/``, pre-registered, run unit by unit from a
+  fixed commit on any number of machines, its write-up regenerated from the committed files;
+- ``anchors`` (:mod:`tools.anchors`): the fixed reference players that rate every net.
+
+Each takes ``--help``.
+
+``python -m tools.experiment pipelines``: what gating and the pipeline design cost self-play.
 
     python -m tools.experiment pipelines --exp-dir runs/pipelines --board-size 9 --budget 30m
     python -m tools.experiment pipelines --exp-dir runs/pipelines --board-size 9 --budget 30m \\

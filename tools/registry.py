@@ -450,6 +450,15 @@ def preregistration(spec: dict[str, Any]) -> str:
         competence_games=r["competence_games"], competence_anchor=r["competence_anchor"], contrasts=contrasts)
 
 
+def anchors_path(path: Path) -> str:
+    """The anchors file as the experiment names it: relative to the repository (whichever
+    checkout or worktree holds it), else as given."""
+    for root in (REPO_ROOT, *[p for p in path.parents if (p / ".git").exists()][:1]):
+        if path.is_relative_to(root):
+            return str(path.relative_to(root))
+    return str(path)
+
+
 def register(argv: list[str]) -> int:
     from tools.strength import DESIGNS, calibrate, parse_settings
     from train.rundir import atomic_write_json, atomic_write_text
@@ -472,8 +481,19 @@ def register(argv: list[str]) -> int:
     ap.add_argument("--competence-anchor", default="gnugo-L1")
     ap.add_argument("--competence-games", type=int, default=6, help="games of each final net against it")
     ap.add_argument("--cpu", type=int, default=None, help="the CPU to pin the calibration run to")
+    ap.add_argument("--commit", default="HEAD", help="the commit the experiment runs from (default HEAD); "
+                    "registration itself runs there, in its worktree")
     ap.add_argument("--base", type=Path, default=EXPERIMENTS, help=argparse.SUPPRESS)
     a, extra = ap.parse_known_args(argv)
+    commit = git("rev-parse", a.commit)
+    if commit != git("rev-parse", "HEAD") or git("status", "--porcelain", "--", *CODE_PATHS):
+        # run where the experiment will run: a worktree of the commit, clean by construction
+        wt = worktree(commit, lambda m: print(m, file=sys.stderr))
+        rest = [x for i, x in enumerate(argv) if x != "--commit" and (i == 0 or argv[i - 1] != "--commit")]
+        rest = [x for x in rest if not x.startswith("--commit=")]
+        return subprocess.run([sys.executable, "-m", "tools.experiment", "register", *rest,
+                               "--base", str(a.base.resolve()), "--anchors", str(a.anchors.resolve())],
+                              cwd=wt).returncode
     root = a.base / a.name
     if (root / "experiment.json").exists():
         raise ValueError(f"{root} is registered already: a changed experiment is a new name")
@@ -483,9 +503,6 @@ def register(argv: list[str]) -> int:
     for d in designs:
         if d not in DESIGNS:
             raise ValueError(f"unknown design {d!r}; known: {', '.join(DESIGNS)}")
-    dirty = git("status", "--porcelain", "--", *CODE_PATHS)
-    if dirty and a.base == EXPERIMENTS:
-        raise ValueError("commit the code first: an experiment runs from a fixed commit\n" + dirty)
     anchors_file = a.anchors.resolve()
     anchors_doc = json.loads(anchors_file.read_text())
     names = [x["name"] for x in anchors_doc["anchors"]] if isinstance(anchors_doc["anchors"], list) \
@@ -502,7 +519,7 @@ def register(argv: list[str]) -> int:
         "registered": time.strftime("%Y-%m-%dT%H:%M:%S"), "designs": designs,
         "seeds": list(range(1, a.seeds + 1)), "settings": settings,
         "fractions": [float(f) for f in a.fractions.split(",")],
-        "anchors": str(anchors_file.relative_to(REPO_ROOT)) if anchors_file.is_relative_to(REPO_ROOT) else str(anchors_file),
+        "anchors": anchors_path(anchors_file),
         "rating": {"visits": a.rating_visits or 2 * int(settings["--visits"]), "target_halfwidth": a.target_halfwidth,
                    "max_games": a.max_games, "competence_anchor": a.competence_anchor,
                    "competence_games": a.competence_games},
