@@ -25,7 +25,7 @@ PARSERS = {
     "engine analysis": ("engine.analysis.engine", "build_parser"),
     "train.loop": ("train.loop", "build_parser"),
     "train.match": ("train.match.cli", "build_parser"),
-    "train.ladder": ("train.match.ladder", None),
+    "train.ladder": ("train.match.ladder", "build_parser"),
     "train.report": ("train.report", None),
     "engine.weights": ("engine.nets.weights", None),
     "tools.bench": ("tools.bench", None),

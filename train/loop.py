@@ -301,7 +301,8 @@ def _config_doc() -> str:
 def build_parser(suppress_defaults: bool = False) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m train.loop",
-        description=__doc__.split("Modes are lists")[0] + "Settings are saved in RUN_DIR/config.json; "
+        description="Trains Go networks by self-play: AlphaZero, or AlphaGo Zero with gating, on one machine or "
+                    "a Ray cluster.\n\n" + __doc__.split("Modes are lists")[0] + "Settings are saved in RUN_DIR/config.json; "
                     "with --resume the saved ones apply unless given again.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_config_doc() + "\nFiles: see train/rundir.py. Report: python -m train.report RUN_DIR.")

@@ -99,53 +99,60 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m train.match",
-        description="Play engines (GTP programs or our nets in-process) against each other; "
-        "report Elo, SPRT and ratings.",
+        description="Plays Go engines against each other and rates them.\n"
+        "GTP programs or our nets in-process; Elo, SPRT and Bradley-Terry ratings (docs/matches.md).",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--black", metavar="CMD", help="engine A (Black in game 0)")
-    parser.add_argument("--white", metavar="CMD", help="engine B (White in game 0)")
-    parser.add_argument("--engine", metavar="NAME=CMD", type=_parse_engine, action="append",
-                        default=[], help="round robin: an engine (repeat, 2 or more)")
-    add_play_arguments(parser, MATCH_PLAY_OPTIONS, inproc_play(), helps=MATCH_PLAY_HELP)
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch threads for in-process nets (default: torch's choice)")
-    parser.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
-    parser.add_argument("--size", type=int, default=19, help="board size (default 19)")
-    parser.add_argument("--komi", type=float, default=DEFAULT_KOMI, help=f"komi (default {DEFAULT_KOMI:g})")
-    parser.add_argument("--rules", choices=PRESETS, default=DEFAULT_RULES)
-    parser.add_argument("--handicap", type=int, default=0, help="fixed handicap stones")
-    parser.add_argument("--random-moves", type=int, default=0, metavar="K",
-                        help="random legal opening moves, the same for both colours of a pair")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed for the random openings (default: random, recorded)")
-    parser.add_argument("--max-moves", type=int, default=None,
-                        help="move cap, then the game is counted (default 3*size*size)")
-    parser.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
+    engines = parser.add_argument_group("engines (a GTP command line, or inproc:NET[:visits=N,OPTION=V,...] for our net)")
+    engines.add_argument("--black", metavar="CMD", help="engine A (Black in game 0; colours alternate)")
+    engines.add_argument("--white", metavar="CMD", help="engine B (White in game 0)")
+    engines.add_argument("--engine", metavar="NAME=CMD", type=_parse_engine, action="append",
+                         default=[], help="round robin: an engine (repeat, 2 or more)")
+    add_play_arguments(engines, MATCH_PLAY_OPTIONS, inproc_play(), helps=MATCH_PLAY_HELP)
+    engines.add_argument("--threads", type=int, default=None,
+                         help="torch threads for in-process nets (default: torch's choice)")
+    games = parser.add_argument_group("games")
+    games.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
+    games.add_argument("--size", type=int, default=19, help="board size, 2..19 (default 19)")
+    games.add_argument("--komi", type=float, default=DEFAULT_KOMI, help=f"komi in points (default {DEFAULT_KOMI:g})")
+    games.add_argument("--rules", choices=PRESETS, default=DEFAULT_RULES, help=f"rules preset (default {DEFAULT_RULES})")
+    games.add_argument("--handicap", type=int, default=0, help="fixed handicap stones (default 0)")
+    games.add_argument("--random-moves", type=int, default=0, metavar="K",
+                       help="random legal opening moves, the same for both colours of a pair (default 0)")
+    games.add_argument("--seed", type=int, default=None,
+                       help="seed for the random openings (default: random, recorded)")
+    games.add_argument("--max-moves", type=int, default=None,
+                       help="move cap, then the game is counted (default 3*size*size)")
+    games.add_argument("--parallel", type=int, default=1,
+                       help="games played at once (worker threads, or game pool slots) (default 1)")
+    limits = parser.add_argument_group("time limits")
+    limits.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
                         help="time per move announced to engines (time_settings 0 T 1); "
-                        "exceeding it by more than --time-margin loses")
-    parser.add_argument("--time-margin", type=float, default=1.0, metavar="SECONDS",
+                        "exceeding it by more than --time-margin loses (default: no limit)")
+    limits.add_argument("--time-margin", type=float, default=1.0, metavar="SECONDS",
                         help="lag allowance on top of --move-time (default 1.0)")
-    parser.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
+    limits.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="limit for commands other than genmove (default 60)")
-    parser.add_argument("--referee", metavar="CMD",
-                        help="GTP engine whose final_score counts finished games "
-                        "(e.g. \"gnugo --mode gtp --chinese-rules\")")
-    parser.add_argument("--sgf-dir", type=Path, required=True, help="where the SGF files go")
-    parser.add_argument("--results", type=Path, default=None, metavar="FILE.json",
-                        help="results file (default SGF_DIR/results.json)")
-    parser.add_argument("--parallel", type=int, default=1,
-                        help="games played at once (worker threads, or game pool slots)")
-    parser.add_argument("--sprt", type=_parse_sprt, default=None, metavar="ELO0,ELO1",
-                        help="SPRT of A over B; stop once decided")
-    parser.add_argument("--sprt-alpha", type=float, default=SPRT_ALPHA)
-    parser.add_argument("--sprt-beta", type=float, default=SPRT_BETA)
-    parser.add_argument("--resume", action="store_true",
+    counting = parser.add_argument_group("counting and statistics")
+    counting.add_argument("--referee", metavar="CMD",
+                          help="GTP engine whose final_score counts finished games "
+                          "(e.g. \"gnugo --mode gtp --chinese-rules\"; default: the area count as the board stands)")
+    counting.add_argument("--sprt", type=_parse_sprt, default=None, metavar="ELO0,ELO1",
+                          help="SPRT of A over B, Elo; stop once decided (default: off)")
+    counting.add_argument("--sprt-alpha", type=float, default=SPRT_ALPHA,
+                          help=f"SPRT false-positive rate (default {SPRT_ALPHA:g})")
+    counting.add_argument("--sprt-beta", type=float, default=SPRT_BETA,
+                          help=f"SPRT false-negative rate (default {SPRT_BETA:g})")
+    output = parser.add_argument_group("records")
+    output.add_argument("--sgf-dir", type=Path, required=True, help="where the SGF files go (required)")
+    output.add_argument("--results", type=Path, default=None, metavar="FILE.json",
+                        help="results file, rewritten after every game (default SGF_DIR/results.json)")
+    output.add_argument("--resume", action="store_true",
                         help="continue the match of --results (an interrupted or shorter one with "
                         "the same engines and settings; its seed unless --seed is given): its "
                         "finished games count and only the others are played")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    output.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
 

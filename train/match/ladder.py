@@ -384,44 +384,56 @@ def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[
 # Command line
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m train.ladder``."""
     ap = argparse.ArgumentParser(prog="python -m train.ladder", description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("Examples::")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run_dir", type=Path)
-    ap.add_argument("--levels", type=int, nargs="*", default=[1, 5, 10],
-                    help="GNU Go levels (default 1 5 10; none: Pachi anchors only)")
-    ap.add_argument("--pachi", default=default_pachi(), metavar="PATH",
-                    help="Pachi binary (default: $PACHI, else /work/pachi/pachi if present)")
-    ap.add_argument("--pachi-playouts", type=int, nargs="+", default=[], metavar="N",
-                    help=f"Pachi anchors pachi-<N>: N playouts a move, one thread (N >= {PACHI_MIN_PLAYOUTS})")
+    ap.add_argument("run_dir", type=Path, help="the training run whose checkpoints are rated")
+    anchors = ap.add_argument_group("anchors")
+    anchors.add_argument("--levels", type=int, nargs="*", default=[1, 5, 10],
+                         help="GNU Go levels (default 1 5 10; none: Pachi anchors only)")
+    anchors.add_argument("--pachi", default=default_pachi(), metavar="PATH",
+                         help="Pachi binary (default: $PACHI, else /work/pachi/pachi if present)")
+    anchors.add_argument("--pachi-playouts", type=int, nargs="+", default=[], metavar="N",
+                         help=f"Pachi anchors pachi-<N>: N playouts a move, one thread (N >= {PACHI_MIN_PLAYOUTS})")
+    anchors.add_argument("--gnugo", default=GNUGO, help="GNU Go command, {level} is replaced (default: %(default)s)")
+    anchors.add_argument("--skip-below", type=float, default=0.05,
+                         help="skip a level when the checkpoint scored less than this fraction against "
+                              "the level below (default 0.05)")
     d = LadderConfig()
-    ap.add_argument("--games", type=int, default=d.games,
-                    help=f"games per checkpoint and level (default {d.games})")
-    ap.add_argument("--pair-games", type=int, default=d.pair_games,
-                    help=f"games between consecutive rated checkpoints (default {d.pair_games}; 0: none)")
-    add_play_arguments(ap, LADDER_PLAY_OPTIONS, d.play, helps=LADDER_PLAY_HELP)
-    ap.add_argument("--checkpoints", type=int, default=d.checkpoints,
-                    help=f"evenly spaced checkpoints to rate (default {d.checkpoints})")
-    ap.add_argument("--every-steps", type=int, default=d.every_steps,
-                    help="instead: every checkpoint whose step is a multiple of this")
-    ap.add_argument("--komi", type=float, default=d.rules.komi)
-    ap.add_argument("--gnugo", default=GNUGO, help="GNU Go command, {level} is replaced (default: %(default)s)")
-    ap.add_argument("--referee", default=REFEREE, help="dead-stone referee command, or 'none' for the "
-                                                       "Tromp-Taylor count (default: %(default)s)")
-    ap.add_argument("--parallel", type=int, default=1, help="games at once (default 1)")
-    ap.add_argument("--skip-below", type=float, default=0.05,
-                    help="skip a level when the checkpoint scored less than this against the level "
-                         "below (default 0.05)")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    ap.add_argument("--run-threads", type=int, default=2,
-                    help="cores of the training run, for CPU-hours of records without CPU seconds")
-    ap.add_argument("--nice", type=int, default=10, help="lower this process's priority (default 10)")
-    ap.add_argument("--follow", type=float, default=0.0, metavar="SECONDS",
-                    help="keep going: every SECONDS rate the new checkpoints (Ctrl-C to stop)")
-    ap.add_argument("--rate-only", action="store_true", help="play nothing: fit, print, plot")
-    ap.add_argument("--brier", action="store_true",
-                    help="Brier score of the newest rated checkpoint's winrate on its GNU Go games")
-    ap.add_argument("--seed", type=int, default=1)
+    checkpoints = ap.add_argument_group("checkpoints")
+    checkpoints.add_argument("--checkpoints", type=int, default=d.checkpoints,
+                             help=f"evenly spaced checkpoints to rate (default {d.checkpoints})")
+    checkpoints.add_argument("--every-steps", type=int, default=d.every_steps,
+                             help="instead: every checkpoint whose training step is a multiple of this")
+    checkpoints.add_argument("--follow", type=float, default=0.0, metavar="SECONDS",
+                             help="keep going: every SECONDS rate the new checkpoints (Ctrl-C to stop; default 0: once)")
+    games = ap.add_argument_group("games")
+    games.add_argument("--games", type=int, default=d.games,
+                       help=f"games per checkpoint and level (default {d.games})")
+    games.add_argument("--pair-games", type=int, default=d.pair_games,
+                       help=f"games between consecutive rated checkpoints (default {d.pair_games}; 0: none)")
+    add_play_arguments(games, LADDER_PLAY_OPTIONS, d.play, helps=LADDER_PLAY_HELP)
+    games.add_argument("--komi", type=float, default=d.rules.komi, help=f"komi in points (default {d.rules.komi:g})")
+    games.add_argument("--referee", default=REFEREE, help="dead-stone referee command, or 'none' for the "
+                                                          "Tromp-Taylor count (default: %(default)s)")
+    games.add_argument("--seed", type=int, default=1, help="seed of the random openings (default 1)")
+    machine = ap.add_argument_group("machine")
+    machine.add_argument("--parallel", type=int, default=1, help="games at once (default 1)")
+    machine.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    machine.add_argument("--run-threads", type=int, default=2,
+                         help="cores of the training run, for CPU-hours of records without CPU seconds (default 2)")
+    machine.add_argument("--nice", type=int, default=10, help="lower this process's priority by this (default 10)")
+    output = ap.add_argument_group("output")
+    output.add_argument("--rate-only", action="store_true", help="play nothing: fit, print, plot")
+    output.add_argument("--brier", action="store_true",
+                        help="Brier score of the newest rated checkpoint's winrate on its GNU Go games")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
+    d = LadderConfig()
     a = ap.parse_args(argv)
     if a.pachi_playouts and not a.pachi:
         ap.error("--pachi-playouts needs --pachi PATH or $PACHI (no /work/pachi/pachi)")
