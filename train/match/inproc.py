@@ -13,6 +13,7 @@ from engine.nets import weights
 
 from engine.play import searchopts
 from engine.core import SearchParams
+from engine.nets.evaluator import UniformEvaluator
 from engine.nets.loading import check_board_size, load_evaluator
 from engine.play.memory import parse_memory
 from engine.play.settings import DEFAULT_VISITS
@@ -23,6 +24,10 @@ INPROC_PREFIX = "inproc:"
 #: besides the search options of :mod:`engine.play.searchopts` (``static_score_utility=0.1`` or
 #: KataGo's ``staticScoreUtilityFactor=0.1``...).
 INPROC_OPTIONS = ("visits", "device", "name", "max_memory")
+#: The weights "file" of an in-process player that searches with the uniform evaluator (a flat
+#: policy, value 0: with ``rollout_weight=1`` a pure Monte Carlo search on its playouts), as
+#: ``python -m engine --weights uniform``: ``inproc:uniform:visits=64,rollout_weight=1``.
+UNIFORM = "uniform"
 #: Root visits per move of in-process players when neither the spec nor ``--visits`` says.
 DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # every size, as ``python -m engine`` on 19x19: ratings stay comparable
 
@@ -31,9 +36,9 @@ DEFAULT_INPROC_VISITS = DEFAULT_VISITS  # every size, as ``python -m engine`` on
 class InProcessSpec:
     """Our engine played in this process: the part of an engine spec after ``inproc:``.
 
-    ``weights`` is one of our ``.pt`` files or a Leela Zero ``.gz``/``.txt``
-    net (19x19 only); ``visits`` the root visits per move, counting those kept
-    from the previous move's tree (None: the match's ``--visits``); ``device``
+    ``weights`` is one of our ``.pt`` files, a Leela Zero ``.gz``/``.txt``
+    net (19x19 only) or :data:`UNIFORM` (no net: the uniform evaluator); ``visits``
+    the root visits per move, counting those kept from the previous move's tree (None: the match's ``--visits``); ``device``
     the torch device (None: CUDA when available); ``name`` the display name
     (None: the file name without its extension, so a run's checkpoint plays
     under its model id, e.g. ``model-0000200``, as in gating SGFs);
@@ -52,7 +57,10 @@ class InProcessSpec:
 
     def search_params(self, feature_set: str | None = None, size: int | None = None) -> SearchParams:
         """The player's search parameters: the defaults of a net with ``feature_set`` (its
-        evaluator's; None: C's defaults) on a board of ``size``, with ``max_memory`` and ``search``."""
+        evaluator's; None: C's defaults) on a board of ``size``, with ``max_memory`` and ``search``.
+        The uniform evaluator starts from C's defaults, as in ``python -m engine --weights uniform``."""
+        if self.weights == UNIFORM:
+            feature_set = None
         params = SearchParams(max_memory=self.max_memory) if self.max_memory else SearchParams()
         return searchopts.with_options(params, {**searchopts.net_defaults(feature_set, size), **dict(self.search)})
 
@@ -137,15 +145,19 @@ class InProcessNets:
     def check(spec: InProcessSpec, size: int) -> dict[str, Any]:
         """Load ``spec``'s weights; return their metadata. Raises ValueError
         (``engine.nets.weights.WeightsError``) for an unreadable file or a board size
-        the net cannot play (Leela Zero nets: 19x19 only)."""
+        the net cannot play (Leela Zero nets: 19x19 only); no metadata for :data:`UNIFORM`."""
+        if spec.weights == UNIFORM:
+            return {}
         _, meta = weights.load_any(spec.weights)
         check_board_size(spec.weights, meta, size)
         return meta
 
     def evaluator(self, spec: InProcessSpec) -> Any:
-        key = (str(Path(spec.weights).resolve()), spec.device)
+        key = (spec.weights if spec.weights == UNIFORM else str(Path(spec.weights).resolve()), spec.device)
         with self._lock:
-            if key not in self._evaluators:
+            if key not in self._evaluators and spec.weights == UNIFORM:
+                self._evaluators[key] = UniformEvaluator()
+            elif key not in self._evaluators:
                 self._evaluators[key] = load_evaluator(
                     spec.weights, spec.device, precision=None, symmetries="random",
                     seed=self.seed * 1_000_003 + len(self._evaluators))
