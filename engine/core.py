@@ -64,7 +64,9 @@ def color_name(color: int) -> str:
 def _rules_c(rules: Rules) -> dict:
     """The C ``rules_t`` of ``rules``."""
     return {"ko_rule": lib.KO_POSITIONAL if rules.ko == "positional" else lib.KO_SIMPLE,
-            "allow_suicide": int(rules.suicide), "komi": float(rules.komi)}
+            "allow_suicide": int(rules.suicide), "komi": float(rules.komi),
+            "scoring": lib.SCORING_TERRITORY if rules.scoring == "territory" else lib.SCORING_AREA,
+            "tax": {"none": lib.TAX_NONE, "seki": lib.TAX_SEKI, "all": lib.TAX_ALL}[rules.tax]}
 
 
 def feature_planes(feature_set: str) -> int:
@@ -275,6 +277,28 @@ class Game:
         60% of them or more is taken off.  Black's area minus White's minus komi;
         ``playouts`` < 1: :meth:`score`."""
         return float(lib.game_judged_area(self._ptr, int(playouts), seed & 0xFFFFFFFFFFFFFFFF)) - float(self.rules.komi)
+
+    def count(self, dead=(), seki=()) -> tuple[float, np.ndarray]:
+        """The count of this position by its rules (area or territory, tax; src_c/count.h)
+        with the stones at the compact points ``dead`` taken off (prisoners under territory
+        scoring) and the groups at ``seki`` in seki: (Black's points minus White's minus komi,
+        the owner of every point int8 [N, N], 0 = neutral).  Under territory scoring the stones
+        captured during play count too."""
+        area = self.size * self.size
+        masks = []
+        for points in (dead, seki):
+            mask = np.zeros(area, np.uint8)
+            mask[np.asarray(list(points), dtype=np.int64)] = 1
+            masks.append(mask)
+        owner = np.zeros(area, np.uint8)
+        score = lib.game_count(self._ptr, ffi.from_buffer("uint8_t[]", masks[0]),
+                               ffi.from_buffer("uint8_t[]", masks[1]), ffi.from_buffer("uint8_t[]", owner))
+        return float(score), owner.reshape(self.size, self.size).astype(np.int8)
+
+    def judged_count(self, playouts: int = 32, seed: int = 0) -> float:
+        """:meth:`judged_score`'s dead groups off, then counted by the rules as :meth:`count`
+        counts (under area scoring without tax, the same number as :meth:`judged_score`)."""
+        return float(lib.game_judged_count(self._ptr, int(playouts), seed & 0xFFFFFFFFFFFFFFFF))
 
     def area(self) -> np.ndarray:
         """int8 [N, N]: owner of each point under area counting (0 = neutral)."""

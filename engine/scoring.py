@@ -1,4 +1,4 @@
-"""Dead-stone judgement and final scores (area scoring), for ``final_score`` and friends.
+"""Dead-stone judgement and final scores (by the game's rules), for ``final_score`` and friends.
 
 A raw Tromp-Taylor count (``Game.score``) counts every stone on the board as alive.  Real games
 end with dead stones on the board, so :func:`judge` decides which groups are dead from an
@@ -13,9 +13,12 @@ ownership estimate, removes them and counts the rest:
   ownership misreads dead stones left on the board, see :func:`_judge_method`; Leela Zero's,
   which have none) or none at all, the playouts are.
 
-The score counts the stones left and the empty points their colour encloses, an empty point only
-where the ownership agrees (see :func:`settled_score`), so an open position is not scored as if
-every empty point one stone reaches were territory.
+Under area scoring the score counts the stones left and the empty points their colour encloses,
+an empty point only where the ownership agrees (see :func:`settled_score`), so an open position is
+not scored as if every empty point one stone reaches were territory.  Under territory scoring
+(:func:`rules_count`) it counts the enclosed empty points and the prisoners, the stones captured
+in play and the dead stones taken off; the eyes of groups judged in seki count for nobody under
+tax ``seki`` (Japanese and Korean rules).
 
 A group whose mean ownership (from its own colour's view) is below ``-threshold`` is dead, above
 ``threshold`` alive; in between it is in seki when it shares a liberty with another undecided
@@ -214,14 +217,37 @@ def judge(game: Game, evaluator=None, playouts: int = 32, seed: int = 0,
         (verdict.seki if shared else verdict.alive).append(points)
     board = remove_stones(game, verdict.dead_points) if verdict.dead else game
     if game.is_over:
-        # the game is over: the area count of what is left, as a referee counts it
-        verdict.score = board.score()
+        # the game is over: the count of what is left, as a referee counts it
+        verdict.score = board.score() if game.rules.is_area else rules_count(game, verdict)
         return verdict
     if verdict.dead and hand_fed is None:
         # the territory the dead stones spoiled, judged again without them
         own = estimate_ownership(board, evaluator, playouts, seed, method=_judge_method(evaluator)).ravel()
-    verdict.score = settled_score(board, own, threshold)
+    if game.rules.is_area:
+        verdict.score = settled_score(board, own, threshold)
+    else:
+        verdict.score = rules_count(game, verdict, own, threshold)
     return verdict
+
+
+def rules_count(game: Game, verdict: Judgement, ownership: np.ndarray | None = None,
+                threshold: float = DEAD_THRESHOLD) -> float:
+    """``game`` counted by its rules (territory scoring, a tax; src_c/count.h) with the
+    verdict's dead stones taken off as prisoners and its seki groups in seki: Black's points
+    minus White's minus komi.  With ``ownership`` (Black-positive, the dead already off) an empty
+    point counts only where the ownership agrees, as :func:`settled_score` does; without it
+    (a finished game) every enclosed point counts."""
+    score, owner = game.count(verdict.dead_points, [p for g in verdict.seki for p in g])
+    if ownership is None:
+        return score
+    owner = owner.ravel()
+    stones = game.stones().ravel()
+    dead = np.zeros(owner.size, bool)
+    dead[verdict.dead_points] = True
+    sign = np.where(owner == BLACK, 1.0, np.where(owner == WHITE, -1.0, 0.0))
+    empty = (stones == EMPTY) | dead
+    unsettled = empty & ~(sign * np.asarray(ownership, np.float32).ravel() > threshold)
+    return score - float(np.sum(sign[unsettled]))
 
 
 def settled_score(board: Game, ownership: np.ndarray, threshold: float = DEAD_THRESHOLD) -> float:

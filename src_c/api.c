@@ -38,3 +38,12 @@ int game_judged_area(const game_t *g, int playouts, uint64_t seed) {
     if (!rng) rng = 1;
     return board_judged_area(&g->board, playouts, &rng);
 }
+
+float game_judged_count(const game_t *g, int playouts, uint64_t seed) {
+    if (playouts < 1) return game_count(g, NULL, NULL, NULL);
+    uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
+    if (!rng) rng = 1;
+    uint8_t dead[BOARD_MAX_AREA];
+    board_judged_dead(&g->board, playouts, &rng, dead);
+    return game_count(g, dead, NULL, NULL);
+}

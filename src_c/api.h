@@ -1,10 +1,11 @@
 /* api.h - the surface the Python binding (engine/core.py) sees: everything in board.h,
- * game.h, chains.h, feature_planes.h, kata_features.h and search.h (src_c/build_core.py reads
+ * game.h, count.h, chains.h, feature_planes.h, kata_features.h and search.h (src_c/build_core.py reads
  * their declarations), plus small accessors so Python never reads C structs. */
 #ifndef GO_API_H
 #define GO_API_H
 
 #include "search.h"
+#include "count.h"
 
 /* Tromp-Taylor area, Black minus White, without komi; owner[N*N] as game_score. */
 int game_area(const game_t *g, uint8_t *owner);
@@ -31,6 +32,9 @@ int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max
 /* Black's area minus White's with dead groups off (board_judged_area, `playouts` random
  * playouts seeded by `seed` and the position); playouts < 1: the Tromp-Taylor area. */
 int game_judged_area(const game_t *g, int playouts, uint64_t seed);
+/* g counted by its rules (game_count) minus komi, with the dead groups of that judgement off
+ * (the same playouts and seed); playouts < 1: every stone counted as it stands. */
+float game_judged_count(const game_t *g, int playouts, uint64_t seed);
 /* Bytes per tree node. */
 int64_t search_node_bytes(void);
 /* Bytes per edge (candidate move). */

@@ -358,7 +358,7 @@ void board_playout_ownership(const board_t *b, int playouts, uint64_t *rng, int 
     for (int i = 0; i < area; i++) ownership[i] /= (float)playouts;
 }
 
-int board_judged_area(const board_t *b, int playouts, uint64_t *rng) {
+void board_judged_dead(const board_t *b, int playouts, uint64_t *rng, uint8_t *dead) {
     int area = b->size * b->size;
     float own[BOARD_MAX_AREA];
     board_playout_ownership(b, playouts, rng, 0, 0, own);
@@ -369,12 +369,20 @@ int board_judged_area(const board_t *b, int playouts, uint64_t *rng) {
         int v = board_from_compact(b, i), cv = b->color[v];
         if (cv == BLACK || cv == WHITE) group_own[b->head[v]] += cv == BLACK ? own[i] : -own[i];
     }
-    board_t judged = *b;
     for (int i = 0; i < area; i++) {
         int v = board_from_compact(b, i), h = b->head[v];
-        if ((b->color[v] == BLACK || b->color[v] == WHITE) && group_own[h] < -0.2f * (float)b->nstones[h])
-            judged.color[v] = EMPTY;
+        dead[i] = (uint8_t)((b->color[v] == BLACK || b->color[v] == WHITE) &&
+                            group_own[h] < -0.2f * (float)b->nstones[h]);
     }
+}
+
+int board_judged_area(const board_t *b, int playouts, uint64_t *rng) {
+    int area = b->size * b->size;
+    uint8_t dead[BOARD_MAX_AREA];
+    board_judged_dead(b, playouts, rng, dead);
+    board_t judged = *b;
+    for (int i = 0; i < area; i++)
+        if (dead[i]) judged.color[board_from_compact(b, i)] = EMPTY;
     return board_area(&judged, NULL); /* reads the colours alone */
 }
 

@@ -115,6 +115,9 @@ void board_playout_ownership(const board_t *b, int playouts, uint64_t *rng, int 
  * whose mean ownership is below -0.2 for its colour (the opponent owns its points at the end of
  * 60% of them or more) is taken off before the area count.  playouts >= 1. */
 int board_judged_area(const board_t *b, int playouts, uint64_t *rng);
+/* The dead stones of that judgement: dead[N*N] (compact) gets 1 for every stone of a group
+ * board_judged_area takes off, 0 elsewhere.  playouts >= 1. */
+void board_judged_dead(const board_t *b, int playouts, uint64_t *rng, uint8_t *dead);
 /* Fast xorshift64* step. */
 static inline uint64_t rng_next(uint64_t *s) {
     uint64_t x = *s;

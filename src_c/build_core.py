@@ -12,12 +12,12 @@ import re
 from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["board.c", "game.c", "chains.c", "feature_planes.c", "kata_ladder.c", "kata_features.c",
+SOURCES = ["board.c", "game.c", "count.c", "chains.c", "feature_planes.c", "kata_ladder.c", "kata_features.c",
            "search.c", "search_select.c", "search_bias.c", "search_recompute.c", "search_stats.c", "winograd.c", "pattern3.c"]
 
 # The headers whose declarations Python sees (board.h only for its constants: every board-level
 # function takes a board_t, which stays inside C).
-HEADERS = ["board.h", "game.h", "chains.h", "feature_planes.h", "kata_features.h", "search.h", "winograd.h", "api.h"]
+HEADERS = ["board.h", "game.h", "count.h", "chains.h", "feature_planes.h", "kata_features.h", "search.h", "winograd.h", "api.h"]
 # Types a declaration may mention to reach Python; anything else (board_t, kata_order_t...) keeps
 # it out of the cdef.
 PLAIN_TYPES = {"void", "int", "float", "double", "const", "uint8_t", "int16_t", "int32_t",

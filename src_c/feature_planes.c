@@ -1,4 +1,5 @@
 /* feature_planes.c - input planes for the networks. */
+#include "count.h"
 #include "feature_planes.h"
 #include "kata_features.h"
 
@@ -44,7 +45,8 @@ static void write_rich(const board_t *b, const rules_t *rules, const uint8_t *su
     }
     fill(out + 14 * area, area, me == BLACK ? 1.0f : 0.0f);
     fill(out + 15 * area, area, 1.0f);
-    fill(out + 16 * area, area, (me == WHITE ? rules->komi : -rules->komi) / 15.0f);
+    float komi = count_area_komi(rules, b);  /* our nets know area scoring only */
+    fill(out + 16 * area, area, (me == WHITE ? komi : -komi) / 15.0f);
     fill(out + 17 * area, area, b->recent[0] == BOARD_PASS ? 1.0f : 0.0f);
     fill(out + 18 * area, area, b->recent[1] == BOARD_PASS ? 1.0f : 0.0f);
     fill(out + 19 * area, area, (rules->ko_rule == KO_POSITIONAL || rules->allow_suicide) ? 1.0f : 0.0f);
@@ -97,7 +99,7 @@ uint64_t features_key(int set, const board_t *b, const uint64_t prev_hash[GAME_P
     k ^= mix(zobrist_aux[ko] + 77);
     for (int i = 0; i < BOARD_RECENT; i++)
         k ^= mix((uint64_t)(b->recent[i] + 2) * 0x100000001B3ULL + (uint64_t)i * 0xABCDEFULL);
-    int komi2 = (int)(rules->komi * 2.0f);
+    int komi2 = (int)(count_area_komi(rules, b) * 2.0f);
     k ^= mix((uint64_t)(komi2 + 100000) * 0xD6E8FEB86659FD93ULL);
     k ^= mix((uint64_t)(rules->ko_rule * 2 + rules->allow_suicide) + 0xFEEDULL);
     return k;

@@ -7,12 +7,19 @@
 #include "board.h"
 
 enum { KO_SIMPLE = 0, KO_POSITIONAL = 1 };
+enum { SCORING_AREA = 0, SCORING_TERRITORY = 1 };
+/* Tax: TAX_NONE counts every region a colour encloses; TAX_SEKI gives no points for regions that
+ * touch a group in seki; TAX_ALL also takes up to 2 points (its two eyes) from every living group. */
+enum { TAX_NONE = 0, TAX_SEKI = 1, TAX_ALL = 2 };
 
 /* Rules as a plain value, passed explicitly. */
 typedef struct {
     int ko_rule;        /* KO_SIMPLE or KO_POSITIONAL (positional superko) */
     int allow_suicide;  /* 1: multi- and single-stone suicide legal (Tromp-Taylor) */
-    float komi;         /* added to White's area */
+    float komi;         /* added to White's score */
+    int scoring;        /* SCORING_AREA (stones + territory) or SCORING_TERRITORY (territory + prisoners);
+                           the count of a finished game (count.h) and the net's rules inputs */
+    int tax;            /* TAX_NONE, TAX_SEKI or TAX_ALL (count.h) */
 } rules_t;
 
 #define GAME_PREV 7                 /* previous positions kept for history planes */

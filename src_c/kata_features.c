@@ -391,7 +391,11 @@ int kata_features_search(const game_t *g, const int16_t *path, int npath, int pa
 
     /* 18-19: area */
     uint8_t owner[BOARD_MAX_AREA];
-    kata_area(b, g->rules.allow_suicide || pass_alive_suicide, owner);
+    /* KataGo shows the area only under area scoring without tax (territory scoring: not
+     * before its second encore phase, which this engine does not play) */
+    int area_rules = g->rules.scoring == SCORING_AREA && g->rules.tax == TAX_NONE;
+    if (area_rules) kata_area(b, g->rules.allow_suicide || pass_alive_suicide, owner);
+    else memset(owner, EMPTY, sizeof owner);
     for (int i = 0; i < area; i++) {
         if (owner[i] == pla) out[18 * area + i] = 1.0f;
         else if (owner[i] == opp) out[19 * area + i] = 1.0f;
@@ -405,8 +409,11 @@ int kata_features_search(const game_t *g, const int16_t *path, int npath, int pa
     gv[5] = self_komi / 20.0f;
     if (!simple_ko) { gv[6] = 1.0f; gv[7] = 0.5f; }
     if (g->rules.allow_suicide) gv[8] = 1.0f;
+    if (g->rules.scoring == SCORING_TERRITORY) gv[9] = 1.0f;
+    if (g->rules.tax != TAX_NONE) gv[10] = 1.0f;
+    if (g->rules.tax == TAX_ALL) gv[11] = 1.0f;
     gv[14] = pass_ends ? 1.0f : 0.0f;
-    gv[18] = komi_wave(self_komi, area);
+    if (g->rules.scoring == SCORING_AREA) gv[18] = komi_wave(self_komi, area);
     for (int i = 0; i < KATA_GLOBAL; i++) fill(glob + (size_t)i * (size_t)area, area, gv[i]);
 
     if (key) {
@@ -419,6 +426,8 @@ int kata_features_search(const game_t *g, const int16_t *path, int npath, int pa
         k ^= mix64((uint64_t)(komi2 + 100000) * 0xD6E8FEB86659FD93ULL);
         k ^= mix64((uint64_t)(g->rules.ko_rule * 4 + g->rules.allow_suicide * 2 + pass_alive_suicide) + 0xFEEDULL);
         k ^= mix64((uint64_t)(pass_ends * 2 + game_over) + 0xBEEFULL);
+        if (g->rules.scoring != SCORING_AREA || g->rules.tax != TAX_NONE)
+            k ^= mix64((uint64_t)(g->rules.scoring * 4 + g->rules.tax) + 0x5C0AEULL);
         *key = k;
     }
     free(h);

@@ -1,6 +1,7 @@
 /* kata_features.h - KataGo's input features (version 7 inputs, model versions 8-17), computed
- * as KataGo's nninputs.cpp does for area scoring without tax, button or encore (the rules this
- * engine plays: simple ko or positional superko, suicide per rules_t, komi).
+ * as KataGo's nninputs.cpp does without button or encore, for the rules this engine plays
+ * (simple ko or positional superko, suicide per rules_t, komi, area scoring without tax or
+ * territory scoring with any tax).
  *
  * Output: 41 planes [plane][row][col] (row 0 = top): KataGo's 22 spatial planes, then its 19
  * global inputs, each written as a constant plane.
@@ -14,13 +15,16 @@
  *   15, 16 the same for the positions 1 and 2 moves earlier
  *   17 moves that start a working ladder against an opponent group with 2 liberties
  *   18, 19 own / opponent area: pass-alive stones and territory (Benson), empty regions
- *        bordered by one colour, other stones as they stand
+ *        bordered by one colour, other stones as they stand; under territory scoring
+ *        always 0 (KataGo shows them only in its second encore phase, not played here)
  *   20-21 encore start stones (always 0 here)
  * Globals (planes 22 + i):
  *   0-4 which of the last five moves (as above) were passes   5 komi from the mover's view / 20
  *   6-7 ko rule (0,0 simple; 1,0.5 positional)   8 multi-stone suicide legal
- *   9-13 territory scoring, tax, encore (always 0 here)   14 a pass now would end the game
- *   15-17 playout doubling, button (always 0)   18 komi parity wave (see kata_features.c)
+ *   9 territory scoring   10 a tax (seki or all)   11 tax all   12-13 encore (always 0 here)
+ *   14 a pass now would end the game (under territory scoring: the main phase)
+ *   15-17 playout doubling, button (always 0)
+ *   18 komi parity wave (see kata_features.c; 0 under territory scoring)
  * History (moves, earlier positions, superko, passes) comes from the game and the moves played
  * after it, replayed from the empty board (the ladder reader, kata_ladder.h, needs KataGo's own
  * order of each group's stones); a game whose side to move did not follow its last move is featurized with its

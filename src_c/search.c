@@ -6,6 +6,7 @@
  * first visited.  Tree reuse copies the kept subtree into fresh arenas. */
 #include "search_internal.h"
 #include "kata_features.h"
+#include "count.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -304,17 +305,24 @@ int search_set_root_targets(search_t *s, const int32_t *moves, const int32_t *ta
     return found;
 }
 
-/* Final score (area minus komi) for the side to move of board b (game over by two passes). */
+/* Final score (the rules' count minus komi) for the side to move of board b (game over by two
+ * passes).  Area scoring without tax: the area count (with dead groups off when judged);
+ * other rules: count_board, the judged dead stones off and counted as prisoners. */
 static float terminal_score(const search_t *s, const board_t *b) {
     int playouts = (int)(s->p.terminal_judge + 0.5f);
+    const rules_t *rules = &s->game->rules;
     int area;
-    if (playouts > 0) {
-        uint64_t rng = (b->hash ^ s->rollout_salt ^ 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL + 1;
+    uint64_t rng = (b->hash ^ s->rollout_salt ^ 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL + 1;
+    if (rules->scoring != SCORING_AREA || rules->tax != TAX_NONE) {
+        uint8_t dead[BOARD_MAX_AREA];
+        if (playouts > 0) board_judged_dead(b, playouts, &rng, dead);
+        area = count_board(b, playouts > 0 ? dead : NULL, NULL, rules->scoring, rules->tax, NULL);
+    } else if (playouts > 0) {
         area = board_judged_area(b, playouts, &rng);
     } else {
         area = board_area(b, NULL);
     }
-    float score = (float)area - s->game->rules.komi;
+    float score = (float)area - rules->komi;
     return b->to_move == WHITE ? -score : score;
 }
 
@@ -331,7 +339,7 @@ static float rollout_lambda(const search_t *s, const board_t *b) {
 }
 
 /* The mean result of s->p.rollouts random playouts from b for its side to move (+1 a win,
- * -1 a loss, 0 a draw; area count with komi), seeded by the position and the search's seed. */
+ * -1 a loss, 0 a draw; the rules' count with komi), seeded by the position and the search's seed. */
 static float rollout_value(const search_t *s, const board_t *b) {
     int n = (int)s->p.rollouts;
     if (n < 1) n = 1;
@@ -341,7 +349,10 @@ static float rollout_value(const search_t *s, const board_t *b) {
     for (int k = 0; k < n; k++) {
         board_t c = *b;
         board_playout(&c, &rng, 0, (int)(s->p.rollout_policy + 0.5f));
-        float score = (float)board_area(&c, NULL) - s->game->rules.komi;
+        const rules_t *rules = &s->game->rules;
+        int points = rules->scoring == SCORING_AREA && rules->tax == TAX_NONE ? board_area(&c, NULL)
+                     : count_board(&c, NULL, NULL, rules->scoring, rules->tax, NULL);
+        float score = (float)points - rules->komi;
         total += sign_value(b->to_move == WHITE ? -score : score);
     }
     return total / (float)n;

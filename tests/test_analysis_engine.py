@@ -231,13 +231,13 @@ def test_error_messages_as_katago_writes_them():
 
 def test_warnings_and_the_query_still_runs():
     h = Harness(defaults=QueryDefaults(visits_cap=20))
-    out = h.exchange(query(colour="red", maxVisits=10 ** 9, rules="japanese",
+    out = h.exchange(query(colour="red", maxVisits=10 ** 9, rules="aga",
                            overrideSettings={"wideRootNoise": 0.04, "noSuchSetting": 1}))
     warnings = [m for m in out if "warning" in m]
     assert {(m["field"], m["id"]) for m in warnings} == {
         ("colour", "q"), ("maxVisits", "q"), ("rules", "q"), ("overrideSettings", "q")}
     assert any("Unknown config params: noSuchSetting" == m["warning"] for m in warnings)
-    assert any("territory scoring" in m["warning"] for m in warnings)
+    assert any("situational superko is played as positional" in m["warning"] for m in warnings)
     (r,) = [m for m in out if "moveInfos" in m]
     assert r["rootInfo"]["visits"] == 20          # clamped to the engine's cap
 

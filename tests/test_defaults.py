@@ -24,21 +24,22 @@ def test_search_params_are_cs_defaults():
 
 @pytest.mark.parametrize("name,preset", [
     ("chinese", "chinese"), ("CN", "chinese"), ("tromp-taylor", "tromp-taylor"),
-    ("Tromp_Taylor", "tromp-taylor"), ("tt", "tromp-taylor"),
+    ("Tromp_Taylor", "tromp-taylor"), ("tt", "tromp-taylor"), ("Japanese", "japanese"),
+    ("jp", "japanese"), ("korean", "korean"),
 ])
 def test_preset_names(name, preset):
     assert preset_name(name) == preset
-    assert Rules.preset(name).name == preset
+    assert Rules.preset(name).name == ("japanese" if preset == "korean" else preset)
 
 
-@pytest.mark.parametrize("name", ["japanese", "aga", "nz", "go-rules", ""])
+@pytest.mark.parametrize("name", ["aga", "nz", "go-rules", ""])
 def test_only_presets_make_rules(name):
     with pytest.raises(ValueError, match="unknown rules"):
         Rules.preset(name)
 
 
 @pytest.mark.parametrize("name,preset", [
-    ("Japanese", "chinese"), ("aga", "chinese"), ("korean", "chinese"), ("chinese", "chinese"),
+    ("Japanese", "japanese"), ("aga", "chinese"), ("korean", "korean"), ("chinese", "chinese"),
     ("new_zealand", "tromp-taylor"), ("New Zealand", "tromp-taylor"), ("NZ", "tromp-taylor"),
     ("Tromp-Taylor", "tromp-taylor"), ("tromptaylor", "tromp-taylor"),
     ("go-rules", None), ("ing", None), ("", None), (None, None),
@@ -52,12 +53,16 @@ def test_move_cap():
 
 
 @pytest.mark.parametrize("rules", [Rules("simple", False, 7.5), Rules("positional", True, 0.5),
-                                   Rules("simple", True, -3.0), Rules("positional", False, 6.0)])
+                                   Rules("simple", True, -3.0), Rules("positional", False, 6.0),
+                                   Rules("simple", False, 6.5, "territory", "seki"),
+                                   Rules("positional", True, 0.5, "territory", "none"),
+                                   Rules("simple", False, 6.5, "territory", "all")])
 def test_every_rules_name_reads_back(rules):
     assert Rules.from_name(rules.name, rules.komi) == rules
 
 
-@pytest.mark.parametrize("name", ["simple", "positional-ko-suicide-x", "ko", "japanese"])
+@pytest.mark.parametrize("name", ["simple", "positional-ko-suicide-x", "ko", "aga",
+                                  "territory-tax-seki", "area-tax-seki-simple-ko"])
 def test_unknown_rules_names_are_refused(name):
     with pytest.raises(ValueError):
         Rules.from_name(name)

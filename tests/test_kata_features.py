@@ -175,6 +175,34 @@ def test_stones_liberties_and_globals():
     assert np.all(tt[22 + 6] == 1)                      # globals are constant planes
 
 
+def test_territory_rules_inputs():
+    """Japanese rules as KataGo shows them (nninputs.cpp, main phase): territory scoring and
+    the seki tax set globals 9 and 10; no area planes and no parity wave; the tax on every
+    group sets 11 too.  Different rules, different cache keys."""
+    chinese = board_from_ascii(PASS_ALIVE, Rules.preset("chinese", komi=6.5), BLACK)
+    japanese = board_from_ascii(PASS_ALIVE, Rules.preset("japanese", komi=6.5), BLACK)
+    c, j = chinese.features("kata7"), japanese.features("kata7")
+    assert c[18:20].sum() > 0 and j[18:20].sum() == 0
+    assert list(j[22 + 9:22 + 12, 0, 0]) == [1, 1, 0] and list(c[22 + 9:22 + 12, 0, 0]) == [0, 0, 0]
+    assert j[22 + 18].sum() == 0 and j[22 + 5, 0, 0] == pytest.approx(-6.5 / 20)
+    assert np.array_equal(np.delete(c, [18, 19, 22 + 9, 22 + 10, 22 + 18], axis=0),
+                          np.delete(j, [18, 19, 22 + 9, 22 + 10, 22 + 18], axis=0))
+    tax_all = board_from_ascii(PASS_ALIVE, Rules("simple", False, 6.5, "territory", "all"), BLACK)
+    assert list(tax_all.features("kata7")[22 + 9:22 + 12, 0, 0]) == [1, 1, 1]
+    assert chinese.feature_key("kata7") != japanese.feature_key("kata7")
+
+
+def test_our_nets_see_the_area_komi_a_territory_komi_is_worth():
+    """Our nets' komi plane under territory scoring: the komi plus the stones Black is expected
+    to have placed more than White at the end (src_c/count.h); the same komi under area."""
+    game = Game(9, Rules.preset("japanese", 6.5))
+    assert game.features("rich")[16, 0, 0] == pytest.approx(-7.0 / 15)     # Black to move: +1/2
+    game.play(40)
+    assert game.features("rich")[16, 0, 0] == pytest.approx(7.0 / 15)      # one stone more, -1/2
+    area = Game(9, Rules.preset("chinese", 6.5))
+    assert area.features("rich")[16, 0, 0] == pytest.approx(-6.5 / 15)
+
+
 def _play(game: Game, moves: str) -> None:
     """Plays space-separated GTP moves alternately from the side to move."""
     for m in moves.split():

@@ -31,7 +31,7 @@ from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import PlaySettings, add_field_arguments, described as _opt, field_options, fields_from
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
+from engine.rules import AREA_PRESETS, DEFAULT_KOMI, DEFAULT_RULES, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
 _SEARCH = SearchParams()   # C's search defaults
@@ -232,8 +232,8 @@ class RunConfig:
         """Raises ValueError for settings that cannot work; returns self."""
         if not 2 <= self.board_size <= 19:
             raise ValueError("--board-size must be 2..19")
-        if self.rules.name not in PRESETS:
-            raise ValueError(f"--rules must be one of {', '.join(PRESETS)}, not {self.rules.name}")
+        if self.rules.name not in AREA_PRESETS:
+            raise ValueError(f"--rules must be one of {', '.join(AREA_PRESETS)}, not {self.rules.name}")
         if self.play.visits < 1:
             raise ValueError("--visits must be positive")
         for name in ("batch", "parallel_games", "train_batch", "checkpoint_every",

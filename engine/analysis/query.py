@@ -15,9 +15,9 @@ own cap it is clamped, with a warning), unknown fields warned about, an illegal 
 naming the turn.  What this engine cannot do is said in a warning, never silently:
 
 - boards are square (``boardXSize`` must equal ``boardYSize``);
-- rules: ko rule and suicide are honoured (KataGo's situational superko is played as positional
-  superko); scoring is by area with the komi given, so territory scoring, taxes, the button and
-  the white handicap bonus are warned about and not applied;
+- rules: ko rule, suicide, scoring (area or territory) and tax are honoured (KataGo's
+  situational superko is played as positional superko, with a warning; a tax under area
+  scoring, the button and the white handicap bonus are warned about and not applied);
 - ``overrideSettings``: ``reportAnalysisWinratesAs``, ``maxVisits``, ``maxPlayouts``,
   ``maxTime``, ``cpuctExploration``/``cpuctExplorationLog``/``cpuctExplorationBase`` (the same
   growing-c_puct formula as ours), ``fpuReductionMax``, ``rootFpuReductionMax`` and
@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 from engine import coords
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, SearchParams
-from engine.rules import Rules
+from engine.rules import KATA_CHOICES, kata_rules, rules_from_kata
 
 MAX_VISITS_LIMIT = 1 << 50          # KataGo's bound on maxVisits
 MAX_PRIORITY = 0x3FFFFFFFFFFFFFFF   # KataGo's bound on priority: +-2^62
@@ -247,89 +247,7 @@ def _int_list(query: dict, name: str, message: str) -> list[int]:
 
 # -- rules ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class KataRules:
-    """A KataGo rule set as KataGo names its parts (komi is the default for its name)."""
-
-    ko: str = "POSITIONAL"          # SIMPLE, POSITIONAL, SITUATIONAL
-    scoring: str = "AREA"           # AREA, TERRITORY
-    tax: str = "NONE"               # NONE, SEKI, ALL
-    suicide: bool = True
-    button: bool = False
-    white_handicap_bonus: str = "0"  # 0, N, N-1
-    komi: float = 7.5
-
-
-_NAMED_RULES = {
-    "japanese": KataRules("SIMPLE", "TERRITORY", "SEKI", False, False, "0", 6.5),
-    "korean": KataRules("SIMPLE", "TERRITORY", "SEKI", False, False, "0", 6.5),
-    "chinese": KataRules("SIMPLE", "AREA", "NONE", False, False, "N", 7.5),
-    "chineseogs": KataRules("POSITIONAL", "AREA", "NONE", False, False, "N", 7.5),
-    "chinesekgs": KataRules("POSITIONAL", "AREA", "NONE", False, False, "N", 7.5),
-    "stonescoring": KataRules("SIMPLE", "AREA", "ALL", False, False, "0", 7.5),
-    "ancientarea": KataRules("SIMPLE", "AREA", "ALL", False, False, "0", 7.5),
-    "ancientterritory": KataRules("SIMPLE", "TERRITORY", "ALL", False, False, "0", 6.5),
-    "agabutton": KataRules("SITUATIONAL", "AREA", "NONE", False, True, "N-1", 7.0),
-    "aga": KataRules("SITUATIONAL", "AREA", "NONE", False, False, "N-1", 7.5),
-    "bga": KataRules("SITUATIONAL", "AREA", "NONE", False, False, "N-1", 7.5),
-    "french": KataRules("SITUATIONAL", "AREA", "NONE", False, False, "N-1", 7.5),
-    "nz": KataRules("SITUATIONAL", "AREA", "NONE", True, False, "0", 7.0),
-    "newzealand": KataRules("SITUATIONAL", "AREA", "NONE", True, False, "0", 7.0),
-    "tromptaylor": KataRules("POSITIONAL", "AREA", "NONE", True, False, "0", 7.5),
-    "goe": KataRules("POSITIONAL", "AREA", "NONE", True, False, "0", 7.5),
-    "ing": KataRules("POSITIONAL", "AREA", "NONE", True, False, "0", 7.5),
-}
-_CHOICES = {"ko": ("SIMPLE", "POSITIONAL", "SITUATIONAL"), "scoring": ("AREA", "TERRITORY"),
-            "tax": ("NONE", "SEKI", "ALL"), "whiteHandicapBonus": ("0", "N", "N-1")}
-
-
-def parse_kata_rules(value: Any) -> KataRules:
-    """KataGo's rules from a name (``chinese``, ``japanese``, ``tromp-taylor``, ``aga``, ...)
-    or a JSON object (``ko``, ``scoring``, ``tax``, ``suicide``, ``hasButton``,
-    ``whiteHandicapBonus``, ``friendlyPassOk``; unspecified parts as Tromp-Taylor).
-    ValueError for anything else."""
-    if isinstance(value, str):
-        key = "".join(ch for ch in value.strip().lower() if ch not in " -_")
-        if key not in _NAMED_RULES:
-            raise ValueError(value)
-        return _NAMED_RULES[key]
-    if not isinstance(value, dict):
-        raise ValueError(value)
-    parts = dataclasses.asdict(_NAMED_RULES["tromptaylor"])
-    for key, v in value.items():
-        name = "scoring" if key == "score" else key
-        if name in _CHOICES:
-            if not isinstance(v, str) or v.upper() not in _CHOICES[name]:
-                raise ValueError(f"{key}: {v}")
-            parts["white_handicap_bonus" if name == "whiteHandicapBonus" else name] = v.upper()
-        elif name in ("suicide", "hasButton", "friendlyPassOk"):
-            if not isinstance(v, bool):
-                raise ValueError(f"{key}: {v}")
-            if name != "friendlyPassOk":
-                parts["button" if name == "hasButton" else "suicide"] = v
-        elif name == "komi" and _is_number(v):
-            parts["komi"] = float(v)
-        else:
-            raise ValueError(f"Unknown rules option: {key}")
-    return KataRules(**parts)
-
-
-def our_rules(kata: KataRules, komi: float, handicap: bool) -> tuple[Rules, list[str]]:
-    """The rules this engine plays for ``kata`` at ``komi``, and what differs (for a warning)."""
-    notes = []
-    if kata.ko == "SITUATIONAL":
-        notes.append("situational superko is played as positional superko")
-    if kata.scoring == "TERRITORY":
-        notes.append("territory scoring is not supported: scoring by area with the komi given")
-    if kata.tax != "NONE":
-        notes.append(f"tax {kata.tax} is not applied")
-    if kata.button:
-        notes.append("the button is not applied")
-    if handicap and kata.white_handicap_bonus != "0":
-        notes.append(f"white handicap bonus {kata.white_handicap_bonus} is not applied "
-                     "(add it to the komi)")
-    ko = "simple" if kata.ko == "SIMPLE" else "positional"
-    return Rules(ko, bool(kata.suicide), float(komi)), notes
+# KataGo's rules (names and JSON objects) are read by engine.rules: kata_rules, rules_from_kata.
 
 
 # -- the query --------------------------------------------------------------------------------
@@ -517,7 +435,7 @@ def _parse_analysis(query: dict, qid: str, defaults: QueryDefaults, arrival: int
     if "rules" not in query or not isinstance(query["rules"], (str, dict)):
         raise QueryError("rules", rules_text)
     try:
-        kata = parse_kata_rules(query["rules"])
+        kata = kata_rules(query["rules"])
     except ValueError:
         shown = query["rules"] if isinstance(query["rules"], str) else json.dumps(query["rules"])
         raise QueryError("rules", f"Could not parse rules: {shown}") from None
@@ -531,7 +449,7 @@ def _parse_analysis(query: dict, qid: str, defaults: QueryDefaults, arrival: int
         value = query["whiteHandicapBonus"]
         if not isinstance(value, str):
             raise QueryError("whiteHandicapBonus", "Must be a string")
-        if value.upper() not in _CHOICES["whiteHandicapBonus"]:
+        if value.upper() not in KATA_CHOICES["whiteHandicapBonus"]:
             raise QueryError("whiteHandicapBonus", f"Could not parse white handicap bonus rule: {value}")
         kata = dataclasses.replace(kata, white_handicap_bonus=value.upper())
     req: dict[str, Any] = {"params": defaults.search, "perspective": defaults.perspective,
@@ -569,7 +487,7 @@ def _parse_analysis(query: dict, qid: str, defaults: QueryDefaults, arrival: int
         req["max_visits"] = defaults.visits_cap
 
     handicap = (not any(c == WHITE for c, _ in stones)) and len(stones) > 1
-    rules, notes = our_rules(kata, komi, handicap)
+    rules, notes = rules_from_kata(kata, komi, handicap)
     if notes:
         shown = query["rules"] if isinstance(query["rules"], str) else json.dumps(query["rules"])
         messages.append(warning(f"Rules {shown} are not fully supported by this engine: "
