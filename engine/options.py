@@ -87,11 +87,14 @@ GTP:
     p.add_argument("--size", type=int, default=None,
                    help="initial board size, 2..19 (default: the size the --weights net was trained "
                         "for when it was trained for one size only, else 19)")
-    p.add_argument("--komi", type=float, default=DEFAULTS.rules.komi,
-                   help=f"initial komi (default {DEFAULTS.rules.komi:g})")
+    p.add_argument("--komi", type=float, default=None,
+                   help=f"initial komi (default: the rules' own, {DEFAULTS.rules.komi:g} for area "
+                        "scoring, 6.5 for territory)")
     p.add_argument("--rules", default=DEFAULTS.rules.name, choices=PRESETS,
                    help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
-                        f"superko, suicide allowed); both score by area (default {DEFAULTS.rules.name})")
+                        "superko, suicide allowed), scoring by area; japanese or korean (simple ko, "
+                        "no suicide, territory scoring, no points in seki); see docs/rules.md "
+                        f"(default {DEFAULTS.rules.name})")
     p.add_argument("--visits", type=_positive_int,
                    help="root visits per move, counting visits kept from the previous move's tree")
     p.add_argument("--playouts", type=_positive_int, help="new visits per move (tree reuse not counted)")

@@ -31,7 +31,7 @@ def test_help_explains_every_option(capsys):
 
 
 @pytest.mark.parametrize("argv", [["--resign", "1"], ["--size", "x"], ["--time", "0"],
-                                  ["--visits", "0"], ["--rules", "japanese"], ["--max-memory", "0"],
+                                  ["--visits", "0"], ["--rules", "aga"], ["--max-memory", "0"],
                                   ["--max-memory", "1.5G"], ["--max-memory", "lots"],
                                   ["--max-memory", "9" * 5000]])
 def test_bad_options_exit_with_usage(argv, capsys):

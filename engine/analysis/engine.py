@@ -39,7 +39,9 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 import numpy as np
 
 import engine
-from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query)
+from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query,
+                                   warning)
+from engine.rules import net_rules_note
 from engine.analysis.report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
 from engine.searchcore import ramp_leaves
@@ -165,6 +167,9 @@ class AnalysisEngine:
             self.emit(error(f"Cannot analyse a {size}x{size} board: {exc}", "boardXSize", qid))
             return
         self._evaluators[id(evaluator)] = evaluator
+        note = net_rules_note(parsed.requests[0].game.rules, getattr(evaluator, "feature_set", "rich"))
+        if note:
+            self.emit(warning(note, "rules", qid))
         with self._cond:
             for req in parsed.requests:
                 req.arrival = self._arrivals

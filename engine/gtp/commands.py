@@ -10,6 +10,7 @@ search.  Pondering (``--ponder``) searches after our genmove until the next line
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, TextIO
@@ -28,7 +29,7 @@ from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, G
 from engine.play.movepolicy import RESIGN
 from engine.play.player import Player, SearchResult
 from engine.play.settings import DEFAULT_RESIGN, default_visits
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules
+from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules, kata_rules, net_rules_note, rules_from_kata
 from engine.play.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
@@ -192,6 +193,9 @@ class GTPEngine(GTPServer):
             raise GTPError(f"the game has a move that is illegal under {rules.name} rules") from None
         game.set_to_move(self.game.to_move)
         self.game = game
+        note = net_rules_note(rules, getattr(self.evaluator, "feature_set", "rich"))
+        if note:
+            self.info(note)
 
     def _handicap_count(self) -> int:
         return movepolicy.handicap_count(self.game, self.handicap)
@@ -502,6 +506,51 @@ class GTPEngine(GTPServer):
         nargs(args, 1)
         self.set_rules(self.rules_named(args[0]))
         return ""
+
+    @gtp_command("kata-get-rules")
+    def cmd_kata_get_rules(self, args: list[str]) -> str:
+        nargs(args, 0)
+        return json.dumps(self.game.rules.kata_json(), sort_keys=True, separators=(",", ":"))
+
+    @gtp_command("kata-set-rules")
+    def cmd_kata_set_rules(self, args: list[str]) -> str:
+        """A KataGo rules name (``japanese``, ``chinese``, ``tromp-taylor``...) or JSON object;
+        the komi stays unless the object gives one.  Rules this engine cannot play exactly
+        are refused, with what differs."""
+        if not args:
+            raise GTPError("syntax error")
+        text = " ".join(args)
+        try:
+            value = json.loads(text) if text.startswith("{") else text
+            kata = kata_rules(value)
+        except ValueError:
+            raise GTPError(f"unknown rules {text}") from None
+        komi = kata.komi if isinstance(value, dict) and "komi" in value else self.game.rules.komi
+        self._set_kata_rules(kata, komi)
+        return ""
+
+    @gtp_command("kata-set-rule")
+    def cmd_kata_set_rule(self, args: list[str]) -> str:
+        """One part of the rules as KataGo names it: ko, scoring, tax, suicide (the others
+        must keep the values this engine plays)."""
+        nargs(args, 2)
+        parts = self.game.rules.kata_json()
+        key, value = args
+        if key not in parts:
+            raise GTPError(f"unknown rule {key}")
+        parts[key] = value.lower() == "true" if isinstance(parts[key], bool) else value.upper()
+        try:
+            kata = kata_rules(parts)
+        except ValueError:
+            raise GTPError(f"bad value {value} for {key}") from None
+        self._set_kata_rules(kata, self.game.rules.komi)
+        return ""
+
+    def _set_kata_rules(self, kata, komi: float) -> None:
+        rules, notes = rules_from_kata(kata, komi, handicap=bool(self.handicap))
+        if notes:
+            raise GTPError("rules not supported: " + "; ".join(notes))
+        self.set_rules(rules)
 
     @gtp_command("goengine-rules")
     def cmd_goengine_rules(self, args: list[str]) -> str:

@@ -48,7 +48,7 @@ class ParamCommands:
                 f"[string] lcb_z {cfg.search.lcb_z:g}",
                 f"[string] max_memory {format_memory(cfg.search.max_memory)}",
                 *(f"[string] {k} {getattr(cfg.search, k):g}" for k in OPTIONS),
-                f"[list/chinese/tromp-taylor] rules {session.game.rules.name}",
+                f"[list/chinese/tromp-taylor/japanese] rules {session.game.rules.name}",
             ])
         if len(args) != 2 or args[0] not in PARAMS:
             raise GTPError("syntax error")
