@@ -184,7 +184,7 @@ def test_engine_prints_the_choice_and_honours_precision(net, tmp_path, monkeypat
     args.precision = "auto"
     ev = cli.make_evaluator_factory(args, lines.append)(9)
     assert ev.dtype == torch.float32 and not ev.channels_last
-    assert lines[-1].startswith("precision: fp32 NCHW (measured")
+    assert lines[-1].startswith("precision: fp32-nchw for now")     # the engine's quick probe
 
 
 def test_selfplay_auto_dtype_uses_the_measured_choice(tmp_path, monkeypatch):

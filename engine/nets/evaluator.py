@@ -259,21 +259,11 @@ class TorchEvaluator:
             raise ValueError("max_batch must be >= 1")
         self.feature_set, self.planes = _model_io(model)
         self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
         if threads is not None:
             torch.set_num_threads(int(threads))
-        net = model.fused() if isinstance(model, GoNet) else copy.deepcopy(model)
-        net = net.eval().requires_grad_(False).to(self.device)
-        self.channels_last = bool(channels_last)
-        self.winograd = bool(winograd)
-        if self.winograd:
-            if self.device.type != "cpu" or self.dtype != torch.float32:
-                raise ValueError("Winograd convolutions run on the CPU in fp32 only")
-            from engine.nets.winograd import winograd_model
-            net = winograd_model(net)
-        elif self.channels_last:
-            net = net.to(memory_format=torch.channels_last)
-        self.model = net
+        self._source_model = model
+        self._set_kernel(dtype, channels_last, winograd)
+        net = self.model
         self._graphs = None
         if cuda_graphs:
             if self.device.type != "cuda":
@@ -293,12 +283,43 @@ class TorchEvaluator:
         self._cache = EvalCache(max(1, self.cache_size))
         self._lock = threading.Lock()
 
+    def _set_kernel(self, dtype: str | torch.dtype | None, channels_last: bool, winograd: bool) -> None:
+        """Builds the net copy for a precision; the fields change together (one tuple that
+        :meth:`_infer` reads once), so a forward pass never mixes two precisions."""
+        dtype = resolve_dtype(dtype, self.device)
+        model = self._source_model
+        net = model.fused() if isinstance(model, GoNet) else copy.deepcopy(model)
+        net = net.eval().requires_grad_(False).to(self.device)
+        if winograd:
+            if self.device.type != "cpu" or dtype != torch.float32:
+                raise ValueError("Winograd convolutions run on the CPU in fp32 only")
+            from engine.nets.winograd import winograd_model
+            net = winograd_model(net)
+        elif channels_last:
+            net = net.to(memory_format=torch.channels_last)
+        self._kernel = (net, dtype, bool(channels_last), bool(winograd))
+
+    def use_precision(self, dtype: str | torch.dtype | None, channels_last: bool = True,
+                      winograd: bool = False) -> None:
+        """Switches the forward passes to another precision (what ``--precision auto`` does
+        when its background measurement ends); passes already running finish in the old one.
+        ValueError with CUDA graphs, which were captured in the old one."""
+        if self._graphs is not None:
+            raise ValueError("cannot switch the precision of CUDA graphs")
+        self._set_kernel(dtype, channels_last, winograd)
+
+    model = property(lambda self: self._kernel[0])
+    dtype = property(lambda self: self._kernel[1])
+    channels_last = property(lambda self: self._kernel[2])
+    winograd = property(lambda self: self._kernel[3])
+
     # -- forward passes -------------------------------------------------------------------
 
-    def _autocast(self, cache_enabled: bool = True) -> contextlib.AbstractContextManager:
-        if self.dtype == torch.float32:
+    def _autocast(self, cache_enabled: bool = True, dtype: torch.dtype | None = None) -> contextlib.AbstractContextManager:
+        dtype = self.dtype if dtype is None else dtype
+        if dtype == torch.float32:
             return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=self.dtype, cache_enabled=cache_enabled)
+        return torch.autocast(device_type=self.device.type, dtype=dtype, cache_enabled=cache_enabled)
 
     def _infer(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """One forward pass on device tensor ``x`` [B, P, N, N]; returns float32 device tensors
@@ -306,10 +327,11 @@ class TorchEvaluator:
         if self._graphs is not None:
             out = self._graphs(x)
         else:
-            if self.channels_last:
+            net, dtype, channels_last, _winograd = self._kernel
+            if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
-            with torch.inference_mode(), self._autocast():
-                out = self.model(x)
+            with torch.inference_mode(), self._autocast(dtype=dtype):
+                out = net(x)
         if not isinstance(out, (tuple, list)) or len(out) not in (2, 4, 5, 6):
             raise TypeError("model must return (policy, value), (policy, value, ownership, score) "
                             "or (policy, value, ownership, score, uncertainty)")

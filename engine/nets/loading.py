@@ -7,6 +7,7 @@ evaluator factory of the engines (``evaluator_for(size)``).  torch loads only wh
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -54,7 +55,8 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
                    precision: str | None = "auto", *, batch: int = DEFAULTS.batch, seed: int = 0,
                    symmetries: str = "random", cache_size: int | None = None,
                    log: Callable[[str], None] | None = None, log_once: bool = False,
-                   net: tuple[Any, dict[str, Any]] | None = None, cuda_graphs: bool = False) -> Any:
+                   net: tuple[Any, dict[str, Any]] | None = None, cuda_graphs: bool = False,
+                   background: bool = False) -> Any:
     """A TorchEvaluator for the weights file ``weights`` (ours, Leela Zero's or KataGo's; ``net``:
     the (model, metadata) already loaded from it).
 
@@ -65,8 +67,10 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
     (fp32, bf16, fp16, fp32-nchw, fp32-wino) forces one, None keeps the evaluator's fp32
     without measuring.  The choice goes to ``log`` (with ``log_once``: once per process and
     choice).  ``cuda_graphs``: on CUDA, forward passes replayed from CUDA graphs
-    (:mod:`engine.nets.cudagraphs`; ignored elsewhere).  WeightsError (a ValueError) names an
-    unreadable file."""
+    (:mod:`engine.nets.cudagraphs`; ignored elsewhere).  ``background`` (the engines, on a
+    CPU): "auto" without a cached choice starts with a quick probe's choice and measures in
+    the background while the evaluator is idle, then switches
+    (:mod:`engine.nets.autoprecision`).  WeightsError (a ValueError) names an unreadable file."""
     from engine.nets import gpu_settings, weights as weights_mod     # import torch
     from engine.nets.evaluator import TorchEvaluator, resolve_device
     from engine.nets.precision import evaluator_kwargs
@@ -75,7 +79,20 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
     if board_size is not None:
         check_board_size(weights, meta, board_size)
     kwargs: dict[str, Any] = {}
-    if precision is not None:
+    later = None
+    if background and str(precision).lower() == "auto" and resolve_device(device).type == "cpu":
+        from engine.nets import autoprecision
+        choice = autoprecision.start_choice(model, device, board_size or 19, batch)
+        if choice.source == "probed":
+            if log is not None:
+                log(autoprecision.describe_probe(choice))
+            later = functools.partial(autoprecision.BackgroundMeasurement, model, device,
+                                      board_size or 19, batch, log=log)
+        elif log is not None and not (log_once and choice.key in _LOGGED):
+            _LOGGED.add(choice.key)
+            log(choice.describe())
+        kwargs = evaluator_kwargs(choice)
+    elif precision is not None:
         choice = gpu_settings.precision_at_batch(model, device, board_size or 19, batch, precision, log=log)
         label = choice.key or choice.precision.label
         if log is not None and not (log_once and label in _LOGGED):
@@ -86,7 +103,10 @@ def load_evaluator(weights: Any, device: Any = None, board_size: int | None = No
         kwargs["cache_size"] = cache_size
     if cuda_graphs and resolve_device(device).type == "cuda":
         kwargs["cuda_graphs"] = True
-    return TorchEvaluator(model, device=device, symmetries=symmetries, seed=seed, **kwargs)
+    evaluator = TorchEvaluator(model, device=device, symmetries=symmetries, seed=seed, **kwargs)
+    if later is not None:
+        later(evaluator).start()
+    return evaluator
 
 
 _LOGGED: set[str] = set()
@@ -124,7 +144,7 @@ def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]
         gpu_settings.settle(args, net[0], size, log=warn)      # CUDA: threads and batch measured
         return load_evaluator(name, args.device, size, getattr(args, "precision", "auto"),
                               batch=getattr(args, "batch", None) or DEFAULTS.batch, seed=seed,
-                              symmetries="random", log=warn, net=net)
+                              symmetries="random", log=warn, net=net, background=True)
 
     if spec is not None:
         net = weights_mod.load_any(spec)              # WeightsError (ValueError) names the file
