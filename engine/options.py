@@ -60,9 +60,14 @@ def _memory(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m engine",
-        description="A Go engine speaking GTP (Go Text Protocol) on stdin/stdout.\n"
-                    "Give this command line to Sabaki, Lizzie, GoGui, gogui-twogtp or a KGS/OGS\n"
-                    "bridge as the engine.",
+        description="Play Go over GTP (Go Text Protocol) on stdin/stdout: give this command line\n"
+                    "to Sabaki, Lizzie, GoGui, gogui-twogtp or a KGS/OGS bridge as the engine.\n"
+                    "It answers name, version and the other identification commands at once and\n"
+                    "loads the network in the background.\n\n"
+                    "Other commands:\n"
+                    "  python -m engine analysis  KataGo's JSON analysis protocol (KaTrain)\n"
+                    "  python -m engine tune      measure and cache the network precision ahead of time\n"
+                    "  python -m engine doctor    check that a GUI can use the engine on this machine",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=f"""search limits:
   A move stops at whichever of --visits, --playouts and --time comes first, and under a
@@ -78,67 +83,76 @@ GTP:
   any input line), GoGui's gogui-analyze_commands and gogui-interrupt ('# interrupt' ends a
   genmove early), cputime.  'list_commands' prints them all.
 """)
-    p.add_argument("--weights", metavar="PATH|uniform|random",
+    net = p.add_argument_group("network", "which net plays, and how its forward passes run")
+    limits = p.add_argument_group("search limits", "how long a move searches (see 'search limits' below)")
+    search = p.add_argument_group("search", "how the search spends its visits")
+    game = p.add_argument_group("game", "the game the engine starts with; GTP commands change it")
+    out = p.add_argument_group("output and testing")
+    net.add_argument("--weights", metavar="PATH|uniform|random",
                    help="network to play with: one of our .pt weights files, a Leela Zero weights "
                         "file (.gz or .txt; 19x19 only), 'uniform' (no network: uniform policy, "
                         "even value; for tests) or 'random' (deterministic pseudo-random outputs). "
                         "Default: the net shipped in weights/ for the board size, else a small "
                         "untrained net (with a warning)")
-    p.add_argument("--size", type=int, default=None,
-                   help="initial board size, 2..19 (default: the size the --weights net was trained "
+    game.add_argument("--size", type=int, default=None, metavar="N",
+                   help="initial board size N x N, 2..19 (default: the size the --weights net was trained "
                         "for when it was trained for one size only, else 19)")
-    p.add_argument("--komi", type=float, default=None,
+    game.add_argument("--komi", type=float, default=None, metavar="POINTS",
                    help=f"initial komi (default: the rules' own, {DEFAULTS.rules.komi:g} for area "
                         "scoring, 6.5 for territory)")
-    p.add_argument("--rules", default=DEFAULTS.rules.name, choices=PRESETS,
+    game.add_argument("--rules", default=DEFAULTS.rules.name, choices=PRESETS,
                    help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
                         "superko, suicide allowed), scoring by area; japanese or korean (simple ko, "
                         "no suicide, territory scoring, no points in seki); see docs/rules.md "
                         f"(default {DEFAULTS.rules.name})")
-    p.add_argument("--visits", type=_positive_int,
-                   help="root visits per move, counting visits kept from the previous move's tree")
-    p.add_argument("--playouts", type=_positive_int, help="new visits per move (tree reuse not counted)")
-    p.add_argument("--time", type=_positive_float, metavar="SECONDS",
-                   help="seconds per move (a clock set by the controller may allow less)")
-    p.add_argument("--threads", type=_positive_int,
+    limits.add_argument("--visits", type=_positive_int, metavar="N",
+                   help="root visits per move, counting visits kept from the previous move's tree "
+                        "(default: by board size, see below)")
+    limits.add_argument("--playouts", type=_positive_int, metavar="N",
+                        help="new visits per move, tree reuse not counted (default: no limit)")
+    limits.add_argument("--time", type=_positive_float, metavar="SECONDS",
+                   help="seconds per move; a clock set by the controller may allow less (default: no limit)")
+    net.add_argument("--threads", type=_positive_int, metavar="N",
                    help="search threads, each with its own batch of positions in the network at "
                         "once (on a CPU each runs the network on one core); default: the cores "
                         "this process may use; on CUDA measured with the batch once per machine, "
                         "net and size, and cached (engine/nets/gpu_settings.py).  With 1 thread and "
                         "--visits the engine is deterministic")
-    p.add_argument("--precision", default="auto", type=str.lower,
+    net.add_argument("--precision", default="auto", type=str.lower,
                    choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw", "fp32-wino"),
-                   help="network precision: auto (default) measures fp32, bf16 (and fp16 on CUDA) "
-                        "and memory layouts (fp32-wino: Winograd 3x3 convolutions, CPU) once per machine and net shape, keeps the fastest whose "
-                        "outputs stay within tolerance of fp32, and caches the choice in "
-                        "$XDG_CACHE_HOME/goengine (~/.cache/goengine); or force one.  The choice "
-                        "is printed on stderr at start")
-    p.add_argument("--batch", type=_positive_int,
+                   help="network precision: auto (default) compares fp32, bf16 (and fp16 on CUDA) "
+                        "and memory layouts (fp32-wino: Winograd 3x3 convolutions, CPU) with fp32 "
+                        "once per machine and net shape and keeps the fastest within tolerance.  "
+                        "On a CPU it plays at once with a quick probe's pick, measures each in the "
+                        "background while idle (cached one by one in $XDG_CACHE_HOME/goengine, "
+                        "~/.cache/goengine), then switches; 'python -m engine tune' measures ahead "
+                        "of time.  Or force one.  What it chose, and when, is printed on stderr")
+    net.add_argument("--batch", type=_positive_int, metavar="POSITIONS",
                    help=f"most positions per network call (default {DEFAULTS.batch}; on CUDA "
                         "measured with --threads)")
-    p.add_argument("--batch-ramp", type=_nonneg_int, default=DEFAULTS.batch_ramp, metavar="VISITS",
+    search.add_argument("--batch-ramp", type=_nonneg_int, default=DEFAULTS.batch_ramp, metavar="VISITS",
                    help="grow the batches with the tree: at most one position in flight per "
                         f"VISITS root visits, at least one (default {DEFAULTS.batch_ramp}; 0: always "
                         "full batches).  Positions in flight are searched blind to each other, "
                         "which costs small searches much of their strength")
-    p.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
+    net.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
                                     "(default: CUDA when available)")
-    p.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",
+    game.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",
                    help=f"resign when the winrate falls below this (default {DEFAULTS.resign:g}; "
                         "0 never resigns). "
                         "Not in the first quarter of the game; later in handicap games as White")
-    p.add_argument("--resign-turns", type=_positive_int, default=DEFAULTS.resign_turns, metavar="N",
+    game.add_argument("--resign-turns", type=_positive_int, default=DEFAULTS.resign_turns, metavar="N",
                    help="resign only when N consecutive own moves fall below --resign "
                         f"(default {DEFAULTS.resign_turns}, as KataGo's resignConsecTurns; 1: at once)")
-    p.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
+    game.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
                    help="after genmove, keep searching on the opponent's time until the next "
                         "command arrives (default off)")
-    p.add_argument("--max-memory", type=_memory, metavar="SIZE",
+    search.add_argument("--max-memory", type=_memory, metavar="SIZE",
                    help="cap on the search tree's memory: bytes or e.g. 512M, 2G (binary units; "
                         f"default {format_memory(DEFAULTS.search.max_memory)}).  A full tree stops "
                         "growing and further visits re-evaluate its "
                         "leaves.  Also goengine-param max_memory")
-    p.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
+    search.add_argument("--search", type=searchopts.options_arg, action="append", default=[], metavar="OPTS",
                    help="search options NAME=VALUE[,NAME=VALUE...], by our names or KataGo's: "
                         f"{', '.join(f'{k} ({v})' for k, v in searchopts.KATAGO_NAMES.items())}, lcb_utility, "
                         "rollout_weight, rollouts, rollout_policy, rollout_ramp_start, rollout_ramp_end, terminal_judge.  "
@@ -147,13 +161,13 @@ GTP:
                         f"on boards up to {searchopts.ROLLOUT_MAX_SIZE}x{searchopts.ROLLOUT_MAX_SIZE} "
                         "(announced on stderr), C's for Leela Zero nets.  "
                         "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")
-    p.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
+    limits.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
                    help="seconds kept in reserve on every move under a clock "
                         f"(default {DEFAULTS.lag_buffer:g})")
-    p.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
-    p.add_argument("--seed", type=int, help="random seed (default: a random one); with --threads 1 "
-                                            "and fixed visits the engine is deterministic")
-    p.add_argument("--quiet", action="store_true", help="no search summaries on stderr")
+    out.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
+    out.add_argument("--seed", type=int, metavar="N", help="random seed (default: a random one); with --threads 1 "
+                                                          "and fixed visits the engine is deterministic")
+    out.add_argument("--quiet", action="store_true", help="no search summaries on stderr")
     return p
 
 

@@ -94,8 +94,9 @@ def test_leela_zero_weights_play_19x19_only(monkeypatch, capsys, tmp_path):
     assert rc == 0
     blocks = out[:-2].split("\n\n")
     assert blocks[0].startswith("= ") and blocks[1] == "? unacceptable size"
-    rc, _, err = run_main(monkeypatch, capsys, ["--weights", str(path), "--size", "9"], "quit\n")
-    assert rc == 2 and "19x19" in err
+    # the net loads in the background: the first command that needs it fails, and the engine ends
+    rc, out, err = run_main(monkeypatch, capsys, ["--weights", str(path), "--size", "9"], "name\ngenmove b\nquit\n")
+    assert rc == 1 and "19x19" in err and out.startswith("= goengine\n\n? error:") and "19x19" in out
 
 
 def test_missing_weights_file_is_a_clear_error(monkeypatch, capsys, tmp_path):

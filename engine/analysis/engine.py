@@ -392,20 +392,22 @@ def build_parser() -> argparse.ArgumentParser:
     analysis engine's own."""
     p = gtp_parser()
     p.prog = "python -m engine analysis"
-    p.description = ("KataGo's JSON analysis protocol on stdin/stdout (as `katago analysis`): "
+    p.description = ("Analyse positions for KaTrain: KataGo's JSON analysis protocol on stdin/stdout\n"
+                     "(as `katago analysis`): "
                      "one query per line, one response per analysed turn.\nGive this command "
                      "line to KaTrain as its engine (altcommand).")
     p.epilog = ("analysis: --visits is the maxVisits of a query that gives none (default "
                 f"{QueryDefaults().max_visits}), --time its maxTime; --threads search threads "
                 "each search their own turns; the game options (--komi, --rules, --resign, "
                 "--ponder, --lag-buffer) are not used: every query says its own.")
-    p.add_argument("--positions", type=_positive, default=DEFAULT_POSITIONS,
+    analysis = p.add_argument_group("analysis protocol", "how queries are served")
+    analysis.add_argument("--positions", type=_positive, default=DEFAULT_POSITIONS,
                    help="turns each search thread searches at once, their leaves batched into "
                         f"one network call (default {DEFAULT_POSITIONS}); 1 analyses one turn "
                         "at a time, strictly by priority")
-    p.add_argument("--report-as", type=str.upper, choices=PERSPECTIVES, default="BLACK",
+    analysis.add_argument("--report-as", type=str.upper, choices=PERSPECTIVES, default="BLACK",
                    help="reportAnalysisWinratesAs when a query does not override it (default BLACK)")
-    p.add_argument("--max-visits-cap", type=_positive, default=QueryDefaults().visits_cap,
+    analysis.add_argument("--max-visits-cap", type=_positive, default=QueryDefaults().visits_cap,
                    help="a query's maxVisits above this is clamped, with a warning "
                         f"(default {QueryDefaults().visits_cap:,})")
     return p
@@ -508,4 +510,6 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     finally:
         if log is not None:
             log.close()
+        if "engine.nets.autoprecision" in sys.modules:     # no measurement left inside torch at exit
+            sys.modules["engine.nets.autoprecision"].stop_all()
     return 0

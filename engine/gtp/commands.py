@@ -29,10 +29,14 @@ from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, G
 from engine.play.movepolicy import RESIGN
 from engine.play.player import Player, SearchResult
 from engine.play.settings import DEFAULT_RESIGN, default_visits
+from engine.errors import StartupError
 from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules, kata_rules, net_rules_note, rules_from_kata
 from engine.play.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
+# Answered while the network is still loading: what GUIs send first to identify the engine.
+NEEDS_NO_NET = frozenset(("protocol_version", "name", "version", "known_command", "list_commands",
+                          "quit", "boardsize", "komi"))
 MAX_SGF_BYTES = 8 << 20
 
 
@@ -120,7 +124,7 @@ class GTPEngine(GTPServer):
 
     def __init__(self, evaluator_for: Callable[[int], Any], config: EngineConfig | None = None,
                  stdin=None, stdout: TextIO | None = None, stderr: TextIO | None = None,
-                 log: TextIO | None = None):
+                 log: TextIO | None = None, ready: Callable[["GTPEngine"], None] | None = None):
         self.config = config or EngineConfig()
         super().__init__(stdin, stdout, stderr, log, quiet=self.config.quiet)
         self.evaluator_for = evaluator_for
@@ -134,11 +138,32 @@ class GTPEngine(GTPServer):
         self.evaluator = None
         self.player: Player | None = None
         self.game = Game(self.config.size, self.config.rules)
-        self._use_evaluator(self.config.size)
+        # ready(self): waits for a network still loading (python -m engine loads it in the
+        # background) and sets evaluator_for and config; the first command that needs the net
+        # calls it.  Until then only NEEDS_NO_NET commands run.
+        self._ready = ready
+        self.board_size_set = False         # a boardsize command was answered
+        self.startup_failed = False
+        if ready is None:
+            self._use_evaluator(self.config.size)
         self.analysis = AnalysisCommands(self)
         self.params = ParamCommands(self)
         for concern in (self, self.analysis, self.params):
             self.commands.add(concern)
+
+    def execute(self, cmd_id: Optional[str], name: str, args: list[str]) -> tuple[bool, str]:
+        if self._ready is not None and name not in NEEDS_NO_NET and name in self.commands:
+            ready, self._ready = self._ready, None
+            try:
+                ready(self)
+                self._use_evaluator(self.game.size)
+            except StartupError as exc:       # already said on stderr; the engine cannot play
+                self.startup_failed = self._quit = True
+                return False, str(exc)
+            except ValueError as exc:         # the net cannot play this size
+                self._ready = lambda engine: None
+                return False, str(exc)
+        return super().execute(cmd_id, name, args)
 
     def warm_up(self) -> None:
         """One evaluation of the current position, so the first genmove does not pay for the
@@ -180,7 +205,8 @@ class GTPEngine(GTPServer):
         self.handicap = []
         self.resigned = None
         self.clock.reset()
-        self.player.clear()
+        if self.player is not None:
+            self.player.clear()
 
     def set_rules(self, rules: Rules) -> None:
         """Replays the game under ``rules`` (komi is part of the rules)."""
@@ -244,9 +270,11 @@ class GTPEngine(GTPServer):
         try:
             if not 2 <= size <= 19:
                 raise ValueError
-            self._use_evaluator(size)
+            if self._ready is None:
+                self._use_evaluator(size)
         except ValueError:
             raise GTPError("unacceptable size") from None
+        self.board_size_set = True
         self._new_game(size, self.game.rules)
         return ""
 
@@ -472,7 +500,8 @@ class GTPEngine(GTPServer):
         self.handicap = handicap
         self.resigned = None
         self.clock.reset()
-        self.player.clear()
+        if self.player is not None:
+            self.player.clear()
         return "black" if game.to_move == BLACK else "white"
 
     @gtp_command("printsgf")
