@@ -41,6 +41,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -199,25 +200,29 @@ def calibration_pairs(names: Sequence[str], games: Mapping[int, int] | None = No
 def calibrate(ladder: Sequence[tuple[str, str]], board_size: int, komi: float, work_dir: Path,
               rules: str = "chinese", games: Mapping[int, int] | None = None,
               other_games: int = CALIBRATION_OTHER_GAMES, seed: int = 1, parallel: int = 4,
-              zero: str = ZERO, referee: str | None = REFEREE, resign: float = DEFAULT_RESIGN,
+              zero: str = ZERO, referee: str | None = REFEREE, resign: float = DEFAULT_RESIGN, jobs: int = 1,
               play_games: PlayGames | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Plays the calibration round robin of ``ladder`` ((name, spec), weakest first) in
-    ``work_dir`` (one match folder a pair; finished pairs are not played again) and returns the
-    anchors document: one Bradley-Terry fit with ``zero`` at 0 Elo, every game, the pairs.
+    ``work_dir`` (one match folder a pair; finished pairs are not played again; ``jobs`` pairs at
+    once, each in a process of its own) and returns the anchors document: one Bradley-Terry fit
+    with ``zero`` at 0 Elo, every game, the pairs.
     ValueError for a repeated name or a ``zero`` not on the ladder."""
     names = [n for n, _ in ladder]
     if len(set(names)) != len(names) or zero not in names:
         raise ValueError(f"the ladder needs distinct names and {zero!r}: {names}")
     setting = AnchorSet(board_size, komi, rules, tuple(Anchor(n, s) for n, s in ladder), referee, resign)
-    play = play_games or match_games(setting, parallel=parallel)
     spec = dict(ladder)
-    all_games: list[Game] = []
     pairs = calibration_pairs(names, games, other_games)
-    for k, (a, b, n) in enumerate(pairs):
-        got = play((a, spec[a]), (b, spec[b]), n, _seed(seed, k), work_dir / f"{a}-vs-{b}")
-        all_games += got
-        pts = sum(s if black == a else 1.0 - s for black, _, s in got)
-        log(f"{a} vs {b}: {pts:g}/{len(got)}")
+    work = [((a, spec[a]), (b, spec[b]), n, _seed(seed, k), work_dir / f"{a}-vs-{b}")
+            for k, (a, b, n) in enumerate(pairs)]
+    if play_games is None and jobs > 1:     # independent pairs, one process each: the same games
+        with ProcessPoolExecutor(jobs) as ex:
+            played = ex.map(_pair_games, [setting] * len(work), [parallel] * len(work), work)
+            results = list(_logged(played, pairs, log))
+    else:
+        play = play_games or match_games(setting, parallel=parallel)
+        results = list(_logged((play(*w) for w in work), pairs, log))
+    all_games = [g for got in results for g in got]
     fit = bradley_terry(all_games, anchor=zero)
     anchors = []
     for name, s in ladder:
@@ -232,8 +237,22 @@ def calibrate(ladder: Sequence[tuple[str, str]], board_size: int, komi: float, w
         anchors.append(entry)
     return {"format": FORMAT, "board_size": board_size, "komi": komi, "rules": rules, "zero": zero,
             "referee": referee, "resign": resign, "prior_draws": 1.0, "anchors": anchors,
-            "pairs": [{"a": a, "b": b, "games": n} for a, b, n in pairs],
+            "pairs": [{"a": a, "b": b, "games": len(got)} for (a, b, _), got in zip(pairs, results)],
             "games": [list(g) for g in all_games], "seed": seed}
+
+
+def _pair_games(setting: AnchorSet, parallel: int, work: tuple) -> list[Game]:
+    """One calibration pair's games in a worker process (:func:`match_games`)."""
+    return match_games(setting, parallel=parallel)(*work)
+
+
+def _logged(results: Iterable[list[Game]], pairs: Sequence[tuple[str, str, int]],
+            log: Callable[[str], None]) -> Iterable[list[Game]]:
+    """``results`` (the games of each pair, in order), each score logged as it comes."""
+    for (a, b, _), got in zip(pairs, results):
+        pts = sum(s if black == a else 1.0 - s for black, _, s in got)
+        log(f"{a} vs {b}: {pts:g}/{len(got)}")
+        yield got
 
 
 # ---------------------------------------------------------------------------------------------
@@ -490,7 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="games of anchors two rungs apart (%(default)s)")
     c.add_argument("--other-games", type=int, default=CALIBRATION_OTHER_GAMES, help="games of the other pairs "
                    "(%(default)s; two GNU Go levels play at most 2)")
-    c.add_argument("--parallel", type=int, default=4, help="games at once (%(default)s)")
+    c.add_argument("--parallel", type=int, default=4, help="games at once in a pair's match (%(default)s)")
+    c.add_argument("--jobs", type=int, default=1, help="pairs at once, a process each (%(default)s)")
     c.add_argument("--seed", type=int, default=1)
     r = sub.add_parser("rate", help="rate one net against the fixed anchors (adaptive; resumable: the net's "
                                     "JSON keeps every finished batch)")
@@ -524,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"no ladder for {a.board_size}x{a.board_size} (known: {', '.join(map(str, LADDERS))})")
     doc = calibrate(ladder, a.board_size, a.komi, a.work_dir, rules=a.rules,
                     games={1: a.neighbour_games, 2: a.second_games}, other_games=a.other_games, seed=a.seed,
-                    parallel=a.parallel, log=log)
+                    parallel=a.parallel, jobs=a.jobs, log=log)
     doc.update(date=datetime.date.today().isoformat(), commit=_git_commit(), cpu=cpu_label(),
                command=" ".join(["python -m tools.anchors", *map(shlex.quote, argv if argv is not None else sys.argv[1:])]))
     atomic_write_json(a.out, doc)

@@ -37,9 +37,10 @@ class InProcessSpec:
     """Our engine played in this process: the part of an engine spec after ``inproc:``.
 
     ``weights`` is one of our ``.pt`` files, a Leela Zero ``.gz``/``.txt``
-    net (19x19 only) or :data:`UNIFORM` (no net: the uniform evaluator); ``visits``
-    the root visits per move, counting those kept from the previous move's tree (None: the match's ``--visits``); ``device``
-    the torch device (None: CUDA when available); ``name`` the display name
+    net (19x19 only) or :data:`UNIFORM` (no net: the uniform evaluator);
+    ``visits`` the root visits per move, counting those kept from the previous
+    move's tree (None: the match's ``--visits``); ``device`` the torch device
+    (None: CUDA when available); ``name`` the display name
     (None: the file name without its extension, so a run's checkpoint plays
     under its model id, e.g. ``model-0000200``, as in gating SGFs);
     ``max_memory`` the search tree's memory cap in bytes (None: the engine's);
