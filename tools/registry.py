@@ -236,8 +236,7 @@ def run_unit(exp: Experiment, u: Unit, cpu: int | None, log: Callable[[str], Non
                  seed=1000 * u.seed + 10 * i + 1)
         ratings[net_name(f)] = {"elo": r["elo"], "elo_ci95": r["elo_ci95"], "games": r["games"]}
         prior = r["elo"]
-        log(f"{u.key}: {net_name(f)} rates {r['elo']:+.0f} [{r['elo_ci95'][0]:+.0f}, {r['elo_ci95'][1]:+.0f}] "
-            f"in {r['games']} games")
+        log(f"{u.key}: {net_name(f)} rates {_elo(r)} in {r['games']} games")
     records = RunDir(run.root).read_metrics()
     facts = {"experiment": exp.name, "design": u.design, "seed": u.seed,
              "commit": git("rev-parse", "HEAD", cwd=Path.cwd()), "cpu": cpu_label(),
@@ -288,8 +287,7 @@ def commit_unit(exp: Experiment, u: Unit, facts: dict[str, Any]) -> None:
     paths = [exp.unit_dir(u), exp.initial_path(u.seed), exp.initial_path(u.seed).with_suffix(".json")]
     paths = [str(p.resolve()) for p in paths if p.exists()]
     git("add", "--", *paths, cwd=exp.root)
-    r = facts["ratings"].get(net_name(exp.fractions[-1]), {})
-    elo = f"{r['elo']:+.0f} [{r['elo_ci95'][0]:+.0f}, {r['elo_ci95'][1]:+.0f}]" if r else "unrated"
+    elo = _elo(facts["ratings"].get(net_name(exp.fractions[-1])))
     git("commit", "-q", "-m", f"experiments/{exp.name}: {u.key} finished, final net {elo} Elo "
         f"({facts['cpu_seconds'] / 3600:.2f} CPU-hours, {facts['selfplay']['games']} games, {facts['cpu']})",
         "--", *paths, cwd=exp.root)
@@ -388,7 +386,7 @@ Which training design is strongest for the same computation?  Every run trains f
 {flops:.4g} FLOPs (the budget: {budget_note}), on {size}x{size}, komi {komi:g}, Chinese rules,
 a {blocks}x{filters} net, V = {visits} visits a move (2V = {visits2}).
 
-## Designs
+{pilot}## Designs
 {designs}
 
 Seeds {seeds}: each seed starts every design from the same initial net (`train.loop --seed`).
@@ -447,7 +445,8 @@ def preregistration(spec: dict[str, Any]) -> str:
         seeds=", ".join(map(str, spec["seeds"])), gate_games=s["--gate-games"],
         fractions=", ".join(f"{f:g}" for f in spec["fractions"]), anchors=spec["anchors"],
         halfwidth=r["target_halfwidth"], max_games=r["max_games"], rating_visits=r["visits"],
-        competence_games=r["competence_games"], competence_anchor=r["competence_anchor"], contrasts=contrasts)
+        competence_games=r["competence_games"], competence_anchor=r["competence_anchor"], contrasts=contrasts,
+        pilot=f"## The pilot: why this board, net and budget\n{spec['pilot'].strip()}\n\n" if spec.get("pilot") else "")
 
 
 def anchors_path(path: Path) -> str:
@@ -480,6 +479,8 @@ def register(argv: list[str]) -> int:
     ap.add_argument("--max-games", type=int, default=120, help="most rating games per net")
     ap.add_argument("--competence-anchor", default="gnugo-L1")
     ap.add_argument("--competence-games", type=int, default=6, help="games of each final net against it")
+    ap.add_argument("--pilot", type=Path, default=None, help="a Markdown file: what the pilot measured and why "
+                    "this board, net and budget (goes into the pre-registration)")
     ap.add_argument("--cpu", type=int, default=None, help="the CPU to pin the calibration run to")
     ap.add_argument("--commit", default="HEAD", help="the commit the experiment runs from (default HEAD); "
                     "registration itself runs there, in its worktree")
@@ -491,9 +492,10 @@ def register(argv: list[str]) -> int:
         wt = worktree(commit, lambda m: print(m, file=sys.stderr))
         rest = [x for i, x in enumerate(argv) if x != "--commit" and (i == 0 or argv[i - 1] != "--commit")]
         rest = [x for x in rest if not x.startswith("--commit=")]
-        return subprocess.run([sys.executable, "-m", "tools.experiment", "register", *rest,
-                               "--base", str(a.base.resolve()), "--anchors", str(a.anchors.resolve())],
-                              cwd=wt).returncode
+        paths = ["--base", str(a.base.resolve()), "--anchors", str(a.anchors.resolve())]
+        if a.pilot is not None:
+            paths += ["--pilot", str(a.pilot.resolve())]
+        return subprocess.run([sys.executable, "-m", "tools.experiment", "register", *rest, *paths], cwd=wt).returncode
     root = a.base / a.name
     if (root / "experiment.json").exists():
         raise ValueError(f"{root} is registered already: a changed experiment is a new name")
@@ -524,6 +526,8 @@ def register(argv: list[str]) -> int:
                    "max_games": a.max_games, "competence_anchor": a.competence_anchor,
                    "competence_games": a.competence_games},
     }
+    if a.pilot is not None:
+        spec["pilot"] = a.pilot.read_text()
     root.mkdir(parents=True, exist_ok=True)
     if a.cpu_hours is not None:
         scratch = SCRATCH / a.name
@@ -650,12 +654,16 @@ def plot_summary(summary: dict[str, Any], fractions: list[float], path: Path) ->
 
 
 def _elo(v: dict[str, Any] | None) -> str:
+    """"+120 [+40, +200]" of a rating or a design's mean; an open end (a net that won or lost
+    every game) shows as "..."."""
     if not v or v.get("elo") is None:
         return "-"
     lo, hi = v.get("elo_ci95") or (None, None)
-    if lo is None or not np.isfinite(lo):
+    if (lo is None or not np.isfinite(lo)) and (hi is None or not np.isfinite(hi)):
         return f"{v['elo']:+.0f}"
-    return f"{v['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}]"
+    def end(x: float | None) -> str:
+        return "..." if x is None or not np.isfinite(x) else f"{x:+.0f}"
+    return f"{v['elo']:+.0f} [{end(lo)}, {end(hi)}]"
 
 
 def write_up(exp: Experiment, summary: dict[str, Any], command: str) -> str:

@@ -87,7 +87,7 @@ DESIGNS: dict[str, list[str]] = {
 DEFAULT_DESIGNS = list(DESIGNS)
 
 # The run settings every design shares unless given on the command line: the pipeline
-# experiment's 7x7 settings (README), small enough for a run to learn within an hour of one core.
+# experiment's 7x7 settings (docs/results/pipelines.md), small enough for a run to learn within an hour of one core.
 BASE_SETTINGS: dict[str, str] = {
     "--board-size": "7", "--komi": "9", "--rules": "chinese", "--blocks": "2", "--filters": "16",
     "--visits": "16", "--parallel-games": "16", "--batch": "64", "--train-batch": "64",
