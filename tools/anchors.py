@@ -78,11 +78,12 @@ def gnugo_anchor(level: int) -> tuple[str, str]:
     return f"gnugo-L{level}", GNUGO.format(level=level)
 
 
-#: The 7x7 ladder in the order of its calibration, graded by short matches (komi 9, Chinese
-#: rules) so that neighbours are a few hundred Elo apart.  Below 49 visits the uniform search
-#: looks only at the first points in board order (mc-1 plays the first legal point); 16 playouts
-#: a leaf buy more strength a second than one; GNU Go levels play each other the same game
-#: every time, so a Monte Carlo anchor sits between level 1 and level 10.
+#: The 7x7 ladder in the order of its calibration (neighbours here play the most games), chosen
+#: by short matches (komi 9, Chinese rules).  By strength, as calibrated: mc-1 (it plays the first
+#: legal point), mc-16, mc-16x16, mc-64, mc-64x16, mc-256, mc-256x16, gnugo-L10, gnugo-L1: below
+#: 49 visits the uniform search looks only at the first points in board order, so 16 playouts a
+#: leaf at few visits are weaker than one at more; GNU Go levels play each other the same game
+#: every time, and on 7x7 level 10 is not measurably stronger than level 1.
 LADDER_7X7: tuple[tuple[str, str], ...] = (
     mc_anchor(1), mc_anchor(16), mc_anchor(64), mc_anchor(256), mc_anchor(16, 16), mc_anchor(64, 16),
     gnugo_anchor(1), mc_anchor(256, 16), gnugo_anchor(10))
