@@ -87,7 +87,21 @@ def gnugo_anchor(level: int) -> tuple[str, str]:
 LADDER_7X7: tuple[tuple[str, str], ...] = (
     mc_anchor(1), mc_anchor(16), mc_anchor(64), mc_anchor(256), mc_anchor(16, 16), mc_anchor(64, 16),
     gnugo_anchor(1), mc_anchor(256, 16), gnugo_anchor(10))
-LADDERS = {7: LADDER_7X7}
+
+
+def net_anchor(path: str, visits: int) -> tuple[str, str]:
+    """(name, spec) of a shipped net of ours (a file that never changes) at ``visits``, its
+    search alone (no leaf playouts): ``net-<file stem>-<visits>``."""
+    return f"net-{Path(path).stem}-{visits}", f"inproc:{path}:visits={visits},rollout_weight=0"
+
+
+#: The 5x5 ladder (komi 24.5: Black must own the whole board), in the order of its calibration:
+#: pure Monte Carlo search, GNU Go, and the shipped 5x5 net (weights/5x5.pt, which owns the
+#: whole board as Black against itself) at few and many visits, to bound the best nets.
+LADDER_5X5: tuple[tuple[str, str], ...] = (
+    mc_anchor(16), mc_anchor(64), mc_anchor(256), mc_anchor(1024), gnugo_anchor(1), gnugo_anchor(10),
+    net_anchor("weights/5x5.pt", 8), net_anchor("weights/5x5.pt", 128))
+LADDERS = {7: LADDER_7X7, 5: LADDER_5X5}
 
 #: Games of a calibration pair by its distance on the ladder (1: neighbours), and of the rest.
 CALIBRATION_GAMES = {1: 12, 2: 6}
@@ -371,6 +385,7 @@ def file_digest(path: Path) -> str:
 def rate_net(net: Path | str, anchors: AnchorSet | Path | str, out: Path | str, *, visits: int,
              prior: float | None = None, seed: int = 0, target_halfwidth: float = 75.0,
              max_games: int = 120, batch: int = 10, must_play: Mapping[str, int] | None = None,
+             options: str = "",
              name: str | None = None, parallel: int = 5, work_dir: Path | None = None,
              play_games: PlayGames | None = None, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Rates the net ``net`` (one of our ``.pt`` files, in-process at ``visits``) against the
@@ -381,7 +396,8 @@ def rate_net(net: Path | str, anchors: AnchorSet | Path | str, out: Path | str, 
     (name -> games, rounded up to whole batches), then each to the anchor nearest 50% at the
     current estimate (:func:`choice_estimate`: ``prior``, else the middle of the ladder, before
     any game) until the 95% interval's half-width is below ``target_halfwidth`` Elo or
-    ``max_games`` games are played.  Batch ``i`` plays with the seed ``(seed, i)``.  An ``out``
+    ``max_games`` games are played.  ``options`` are search options of the net's in-process spec
+    (``rollout_weight=0``: the net and its search alone, as in self-play).  Batch ``i`` plays with the seed ``(seed, i)``.  An ``out``
     that holds batches of the same net (by content), visits, batch size, seed and anchors
     continues from them (a raised ``max_games`` or narrower target plays on); ValueError when it
     holds another net's or other settings.  Its matches' SGFs go to ``work_dir`` (default the
@@ -407,6 +423,8 @@ def rate_net(net: Path | str, anchors: AnchorSet | Path | str, out: Path | str, 
         raise ValueError(f"must_play names no anchor: {', '.join(sorted(unknown))}")
     ident = {"format": RATING_FORMAT, "sha256": file_digest(net), "name": name, "visits": visits, "seed": seed,
              "batch": batch, "anchors": {k: v for k, v in elos.items()}}
+    if options:
+        ident["options"] = options
     doc: dict[str, Any] = {**ident, "net": str(net), "prior": prior, "batches": []}
     if out.is_file():
         saved = json.loads(out.read_text())
@@ -417,7 +435,7 @@ def rate_net(net: Path | str, anchors: AnchorSet | Path | str, out: Path | str, 
         doc["prior"] = saved.get("prior", prior)
     work_dir = Path(work_dir) if work_dir is not None else out.with_name(out.stem + "-games")
     play = play_games or match_games(anchor_set, visits, parallel)
-    me = (name, f"inproc:{net}:visits={visits}")
+    me = (name, f"inproc:{net}:visits={visits}" + (f",{options}" if options else ""))
     by_name = {a.name: a for a in anchor_set.anchors}
 
     def summary() -> tuple[EloFit | None, list[Game]]:
@@ -525,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     r.add_argument("--batch", type=int, default=10, help="games a batch, colours alternating (%(default)s)")
     r.add_argument("--parallel", type=int, default=5, help="games at once (%(default)s)")
     r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--options", default="", help="search options of the net, e.g. rollout_weight=0")
     for p in (c, r):
         p.add_argument("--threads", type=int, default=1, help="torch threads (%(default)s)")
     a = ap.parse_args(argv)
@@ -537,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.command == "rate":
         doc = rate_net(a.net, a.anchors, a.out, visits=a.visits, prior=a.prior, seed=a.seed,
                        target_halfwidth=a.target_halfwidth, max_games=a.max_games, batch=a.batch,
-                       parallel=a.parallel, log=log)
+                       parallel=a.parallel, options=a.options, log=log)
         print(f"{doc['name']}: {describe(doc)}")
         return 0
     ladder = LADDERS.get(a.board_size)

@@ -198,7 +198,8 @@ def rate(exp: Experiment, net: Path, out: Path, prior: float | None, seed: int) 
     r = exp.spec["rating"]
     return anchors.rate_net(net, REPO_ROOT / exp.spec["anchors"], out, visits=int(r["visits"]),
                             prior=prior, seed=seed, target_halfwidth=float(r["target_halfwidth"]),
-                            max_games=int(r["max_games"]), must_play={r["competence_anchor"]: int(r["competence_games"])})
+                            max_games=int(r["max_games"]), must_play={r["competence_anchor"]: int(r["competence_games"])},
+                            options=r.get("options", ""), work_dir=SCRATCH / exp.name / "rating-games" / out.parent.relative_to(exp.root) / out.stem)
 
 
 def run_unit(exp: Experiment, u: Unit, cpu: int | None, log: Callable[[str], None]) -> dict[str, Any]:
@@ -403,7 +404,8 @@ Every net at the fractions {fractions} of the budget is rated against the fixed 
 `{anchors}` (rated once by their own calibration round robin; their Elos never change):
 batches of games against the anchor nearest its strength until the 95% interval is narrower
 than +-{halfwidth:g} Elo or {max_games} games; {rating_visits} visits a move for every net,
-whatever its design.  Every final net also plays {competence_games} games against
+whatever its design, with the search options `{rating_options}` (no leaf playouts: the net and
+its search alone, as in self-play).  Every final net also plays {competence_games} games against
 {competence_anchor}, which count in its rating and in the competence check.
 
 ## The analysis
@@ -445,6 +447,7 @@ def preregistration(spec: dict[str, Any]) -> str:
         seeds=", ".join(map(str, spec["seeds"])), gate_games=s["--gate-games"],
         fractions=", ".join(f"{f:g}" for f in spec["fractions"]), anchors=spec["anchors"],
         halfwidth=r["target_halfwidth"], max_games=r["max_games"], rating_visits=r["visits"],
+        rating_options=r.get("options") or "none",
         competence_games=r["competence_games"], competence_anchor=r["competence_anchor"], contrasts=contrasts,
         pilot=f"## The pilot: why this board, net and budget\n{spec['pilot'].strip()}\n\n" if spec.get("pilot") else "")
 
@@ -477,6 +480,8 @@ def register(argv: list[str]) -> int:
     ap.add_argument("--rating-visits", type=int, default=None, help="visits of every rated net (default 2V)")
     ap.add_argument("--target-halfwidth", type=float, default=75.0, help="rating stops at this 95%% half-width, Elo")
     ap.add_argument("--max-games", type=int, default=120, help="most rating games per net")
+    ap.add_argument("--rating-options", default="rollout_weight=0", help="search options of every rated net "
+                    "(default rollout_weight=0: the net and its search alone, as in self-play, no leaf playouts)")
     ap.add_argument("--competence-anchor", default="gnugo-L1")
     ap.add_argument("--competence-games", type=int, default=6, help="games of each final net against it")
     ap.add_argument("--pilot", type=Path, default=None, help="a Markdown file: what the pilot measured and why "
@@ -524,7 +529,7 @@ def register(argv: list[str]) -> int:
         "anchors": anchors_path(anchors_file),
         "rating": {"visits": a.rating_visits or 2 * int(settings["--visits"]), "target_halfwidth": a.target_halfwidth,
                    "max_games": a.max_games, "competence_anchor": a.competence_anchor,
-                   "competence_games": a.competence_games},
+                   "competence_games": a.competence_games, "options": a.rating_options},
     }
     if a.pilot is not None:
         spec["pilot"] = a.pilot.read_text()
