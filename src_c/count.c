@@ -102,15 +102,19 @@ int count_board(const board_t *b, const uint8_t *dead, const uint8_t *seki, int 
     return score;
 }
 
-float count_area_komi(const rules_t *r, const board_t *b) {
-    if (r->scoring != SCORING_TERRITORY || r->tax == TAX_ALL) return r->komi;
+int count_placed_difference(const board_t *b) {
     int n = b->size, placed = b->captures[WHITE] - b->captures[BLACK];  /* stones captured */
     for (int row = 0; row < n; row++)
         for (int col = 0; col < n; col++) {
             int cv = b->color[board_point(b, row, col)];
             placed += cv == BLACK ? 1 : cv == WHITE ? -1 : 0;
         }
-    return r->komi + (float)placed + (b->to_move == BLACK ? 0.5f : -0.5f);
+    return placed;
+}
+
+float count_area_komi(const rules_t *r, const board_t *b) {
+    if (r->scoring != SCORING_TERRITORY || r->tax == TAX_ALL) return r->komi;
+    return r->komi + (float)count_placed_difference(b) + (b->to_move == BLACK ? 0.5f : -0.5f);
 }
 
 float game_count(const game_t *g, const uint8_t *dead, const uint8_t *seki, uint8_t *owner) {

@@ -18,6 +18,9 @@
  * seki groups.  owner[N*N] gets each point's owner (EMPTY for neutral) if non-NULL. */
 int count_board(const board_t *b, const uint8_t *dead, const uint8_t *seki, int scoring, int tax,
                 uint8_t *owner);
+/* Stones Black has placed on b minus those White has placed (on the board now plus those
+ * captured): a territory count is the area count less this, once the game is over (no seki). */
+int count_placed_difference(const board_t *b);
 /* Komi as an area count sees it on b under rules r: r->komi under area scoring; under
  * territory scoring r->komi plus the stones Black is expected to have placed more than White
  * when the game ends (placed so far, plus 1/2 when Black is to move, minus 1/2 when White is),

@@ -1,5 +1,6 @@
 /* kata_features.c - KataGo's input features: ladders, pass-alive areas (Benson), history. */
 #include "kata_features.h"
+#include "count.h"
 #include "kata_ladder.h"
 
 #include <math.h>
@@ -402,7 +403,11 @@ int kata_features_search(const game_t *g, const int16_t *path, int npath, int pa
     }
 
     /* globals */
-    float self_komi = pla == WHITE ? g->rules.komi : -g->rules.komi;
+    /* KataGo counts territory as area less one point for every stone placed (BoardHistory's
+     * whiteBonusScore): the net is shown the komi plus the stones Black placed more */
+    float komi = g->rules.komi;
+    if (g->rules.scoring == SCORING_TERRITORY) komi += (float)count_placed_difference(b);
+    float self_komi = pla == WHITE ? komi : -komi;
     float clip = (float)area + 20.0f;
     if (self_komi > clip) self_komi = clip;
     if (self_komi < -clip) self_komi = -clip;
@@ -422,7 +427,7 @@ int kata_features_search(const game_t *g, const int16_t *path, int npath, int pa
         k ^= mix64((uint64_t)included + 0xABCULL);
         if (included >= 1 && prev1) k ^= mix64(prev1->hash + (uint64_t)(prev1->ko + 2) * 0x9E37ULL + 1);
         if (included >= 2 && prev2) k ^= mix64(prev2->hash + (uint64_t)(prev2->ko + 2) * 0x9E37ULL + 2);
-        int komi2 = (int)lrintf(g->rules.komi * 2.0f);
+        int komi2 = (int)lrintf(komi * 2.0f);
         k ^= mix64((uint64_t)(komi2 + 100000) * 0xD6E8FEB86659FD93ULL);
         k ^= mix64((uint64_t)(g->rules.ko_rule * 4 + g->rules.allow_suicide * 2 + pass_alive_suicide) + 0xFEEDULL);
         k ^= mix64((uint64_t)(pass_ends * 2 + game_over) + 0xBEEFULL);

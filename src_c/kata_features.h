@@ -20,6 +20,7 @@
  *   20-21 encore start stones (always 0 here)
  * Globals (planes 22 + i):
  *   0-4 which of the last five moves (as above) were passes   5 komi from the mover's view / 20
+ *        (territory scoring: plus the stones Black placed more than White, as KataGo counts)
  *   6-7 ko rule (0,0 simple; 1,0.5 positional)   8 multi-stone suicide legal
  *   9 territory scoring   10 a tax (seki or all)   11 tax all   12-13 encore (always 0 here)
  *   14 a pass now would end the game (under territory scoring: the main phase)

@@ -8,8 +8,9 @@ KataGo does.  Two oracles, both built from KataGo's public source outside this r
   ``komi``, ``kata-set-rule`` (ko, suicide), ``clear_board`` and ``play``;
   ``kata-raw-nn b|w 0`` prints the raw network outputs for symmetry 0 from White's view
   (``whiteWin``, ``whiteLoss``, ``noResult``, ``whiteLead``, the policy over legal moves with
-  ``NAN`` on illegal points, ``policyPass``, ``whiteOwnership``).  Rules: area scoring, no tax,
-  no button, no handicap bonus, ``friendlyPassOk`` false (the config written here).
+  ``NAN`` on illegal points, ``policyPass``, ``whiteOwnership``).  Rules: the position's
+  preset (area scoring, or Japanese territory scoring with the seki tax), no button, no
+  handicap bonus, ``friendlyPassOk`` false (the config written here).
 * ``rawnn`` (``$KATAGO_RAWNN``): a small driver linked against KataGo's own board, history,
   feature, Eigen network and NNEvaluator code that answers ``eval`` with the same numbers
   ``kata-raw-nn`` prints (same ``NNEvaluator::evaluate`` call, symmetry 0, default input
@@ -70,9 +71,13 @@ class Position:
     name: str
     size: int
     komi: float
-    rules: str                 # "chinese" (simple ko) or "tromp-taylor" (positional superko, suicide)
+    rules: str                 # a preset: "chinese", "tromp-taylor" or "japanese" (territory, seki tax)
     moves: list = field(default_factory=list)
     to_move: int | None = None
+
+    def our_rules(self):
+        from engine.rules import Rules
+        return Rules.preset(self.rules, komi=self.komi)
 
     def natural_to_move(self) -> int:
         return BLACK if not self.moves else 3 - self.moves[-1][0]
@@ -110,9 +115,8 @@ class RawNN:
         return answer
 
     def evaluate(self, pos: Position) -> RawOutput:
-        ko = "simple" if pos.rules == "chinese" else "positional"
-        suicide = 0 if pos.rules == "chinese" else 1
-        self._ask(f"new {pos.size} {pos.komi} {ko} {suicide}")
+        r = pos.our_rules()
+        self._ask(f"new {pos.size} {pos.komi} {r.ko} {int(r.suicide)} {r.scoring} {r.tax}")
         n = pos.size
         for color, point in pos.moves:
             c = "b" if color == BLACK else "w"
@@ -188,8 +192,11 @@ class KataGTP:
         n = pos.size
         self._ask(f"boardsize {n}")
         self._ask(f"komi {pos.komi}")
-        self._ask(f"kata-set-rule ko {'SIMPLE' if pos.rules == 'chinese' else 'POSITIONAL'}")
-        self._ask(f"kata-set-rule suicide {'false' if pos.rules == 'chinese' else 'true'}")
+        r = pos.our_rules()
+        self._ask(f"kata-set-rule ko {r.ko.upper()}")
+        self._ask(f"kata-set-rule suicide {'true' if r.suicide else 'false'}")
+        self._ask(f"kata-set-rule scoring {r.scoring.upper()}")
+        self._ask(f"kata-set-rule tax {r.tax.upper()}")
         self._ask("clear_board")
         for color, point in pos.moves:
             vertex = "pass" if point == n * n else f"{COLUMNS[point % n]}{n - point // n}"
@@ -357,6 +364,12 @@ def positions() -> list[Position]:
         Position("after two passes", 9, 0.0, "tromp-taylor", _gtp(9, "B E5 W D5 B pass W pass")),
         Position("other colour to move", 9, 7.0, "chinese", _gtp(9, "B E5 W D4"), to_move=WHITE),
         Position("negative komi", 13, -3.0, "chinese", _gtp(13, "B D4 W K10 B K4 W D10")),
+        Position("empty 19x19 japanese", 19, 6.5, "japanese"),
+        Position("19x19 japanese D4 Q16", 19, 6.5, "japanese", _gtp(19, "B D4 W Q16")),
+        Position("9x9 japanese opening", 9, 6.5, "japanese", _gtp(9, "B E5 W C3 B G4 W D7")),
+        Position("9x9 japanese after a pass", 9, 6.5, "japanese", _gtp(9, "B E5 W pass")),
+        Position("ko 5-point shape japanese", 9, 6.5, "japanese",
+                 _gtp(9, "B B8 W D9 B C9 W E8 B C7 W D7 B pass W C8 B D8")),
     ]
     specs = [
         (9, "chinese", 7.0, 30), (9, "tromp-taylor", 7.5, 45), (9, "chinese", 6.5, 60),
@@ -364,6 +377,7 @@ def positions() -> list[Position]:
         (13, "chinese", 7.5, 60), (13, "tromp-taylor", 6.5, 100), (13, "chinese", 5.5, 130),
         (19, "chinese", 7.5, 80), (19, "tromp-taylor", 7.5, 150), (19, "chinese", 6.5, 220),
         (19, "tromp-taylor", 0.0, 260), (19, "chinese", 7.0, 120),
+        (9, "japanese", 6.5, 50), (19, "japanese", 6.5, 140), (13, "japanese", 6.5, 75),
     ]
     for i, (size, rules, komi, count) in enumerate(specs):
         moves = _random_moves(size, rules, count, seed=1000 + i)

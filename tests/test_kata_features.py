@@ -177,16 +177,20 @@ def test_stones_liberties_and_globals():
 
 def test_territory_rules_inputs():
     """Japanese rules as KataGo shows them (nninputs.cpp, main phase): territory scoring and
-    the seki tax set globals 9 and 10; no area planes and no parity wave; the tax on every
-    group sets 11 too.  Different rules, different cache keys."""
+    the seki tax set globals 9 and 10; no area planes and no parity wave; the komi plus the
+    stones Black placed more; the tax on every group sets 11 too.  Different rules, different
+    cache keys."""
     chinese = board_from_ascii(PASS_ALIVE, Rules.preset("chinese", komi=6.5), BLACK)
     japanese = board_from_ascii(PASS_ALIVE, Rules.preset("japanese", komi=6.5), BLACK)
     c, j = chinese.features("kata7"), japanese.features("kata7")
     assert c[18:20].sum() > 0 and j[18:20].sum() == 0
     assert list(j[22 + 9:22 + 12, 0, 0]) == [1, 1, 0] and list(c[22 + 9:22 + 12, 0, 0]) == [0, 0, 0]
-    assert j[22 + 18].sum() == 0 and j[22 + 5, 0, 0] == pytest.approx(-6.5 / 20)
-    assert np.array_equal(np.delete(c, [18, 19, 22 + 9, 22 + 10, 22 + 18], axis=0),
-                          np.delete(j, [18, 19, 22 + 9, 22 + 10, 22 + 18], axis=0))
+    # komi: KataGo counts territory as area less a point per stone placed (White placed 12 more)
+    stones = japanese.stones()
+    assert (stones == BLACK).sum() - (stones == WHITE).sum() == -12
+    assert j[22 + 18].sum() == 0 and j[22 + 5, 0, 0] == pytest.approx(-(6.5 - 12) / 20)
+    assert np.array_equal(np.delete(c, [18, 19, 22 + 5, 22 + 9, 22 + 10, 22 + 18], axis=0),
+                          np.delete(j, [18, 19, 22 + 5, 22 + 9, 22 + 10, 22 + 18], axis=0))
     tax_all = board_from_ascii(PASS_ALIVE, Rules("simple", False, 6.5, "territory", "all"), BLACK)
     assert list(tax_all.features("kata7")[22 + 9:22 + 12, 0, 0]) == [1, 1, 1]
     assert chinese.feature_key("kata7") != japanese.feature_key("kata7")

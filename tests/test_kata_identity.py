@@ -63,6 +63,20 @@ def test_random_relu_net_version_14(tmp_path):
     _check(path, [p for p in ko.positions() if p.size == 9][:8])
 
 
+def test_random_net_japanese_rules_inputs(tmp_path):
+    """The rules inputs (territory scoring, the seki tax, no area planes, no parity wave) reach
+    the net as KataGo's own featurization gives them, on the Japanese-rules positions."""
+    if ko.katago_path() is None and ko.rawnn_path() is None:
+        pytest.skip(ORACLE_MISSING)
+    model = kataweights.random_model(("ordinary", "gpool", "nested", "attention"), channels=16,
+                                     version=15, seed=23, activation="ACTIVATION_MISH", heads=2, kv_heads=2)
+    path = tmp_path / "japanese.bin.gz"
+    kataweights.write_model(path, model)
+    positions = [p for p in ko.positions() if p.rules == "japanese"]
+    assert len(positions) >= 6 and {p.size for p in positions} >= {9, 19}
+    _check(path, positions)
+
+
 def test_real_net_all_positions():
     net = ko.real_net_path()
     if net is None:
@@ -70,6 +84,6 @@ def test_real_net_all_positions():
     positions = ko.positions()
     assert len(positions) >= 30
     assert {p.size for p in positions} >= {9, 13, 19}
-    assert {p.rules for p in positions} == {"chinese", "tromp-taylor"}
+    assert {p.rules for p in positions} == {"chinese", "tromp-taylor", "japanese"}
     assert len({p.komi for p in positions}) >= 4
     _check(net, positions)

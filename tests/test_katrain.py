@@ -134,3 +134,26 @@ def test_katrain_pondering_is_terminated(katrain_engine):
     assert app.errors() == []
     assert node.root_visits < 10_000_000 and node.candidate_moves
     _wait(app, engine.is_idle, "an idle engine")
+
+
+def test_katrain_at_its_defaults_plays_japanese_rules_without_a_warning(katrain_engine):
+    """KaTrain's defaults (a record without SZ, KM or RU: 19x19, komi 6.5, Japanese rules, as
+    its config.json starts every game): the queries say ``"rules": "japanese"`` and our engine
+    analyses them by territory without a warning."""
+    app, engine = katrain_engine
+    root = KaTrainSGF.parse_sgf("(;GM[1]FF[4];B[pd];W[dp];B[pp];W[dd])")
+    nodes = [root]
+    while nodes[-1].children:
+        nodes.append(nodes[-1].children[0])
+    assert (root.board_size, root.komi, root.ruleset) == ((19, 19), 6.5, "japanese")
+    for node in nodes:
+        node.analyze(engine)
+    _wait(app, lambda: all(n.analysis_complete for n in nodes) or app.errors(), "every turn's analysis")
+    assert app.errors() == []
+    assert not [m for _, m in app.logs if "'field': 'rules'" in m]   # warnings come back as dicts
+    traffic = app.engine_log.read_text()
+    assert '"rules": "japanese"' in traffic or '"rules":"japanese"' in traffic
+    assert '"field":"rules"' not in traffic.replace(" ", "")
+    for node in nodes:
+        assert node.analysis_complete and isinstance(node.score, float)
+        assert len(node.ownership) == 361

@@ -3,7 +3,7 @@
 // KataGo's public source (see build_kata_rawnn.sh); it is not part of the engine.
 // usage: rawnn MODEL [THREADS [MAX_BOARD_SIZE]]
 // stdin lines:
-//   new SIZE KOMI KORULE(simple|positional) SUICIDE(0|1)
+//   new SIZE KOMI KORULE(simple|positional) SUICIDE(0|1) [SCORING(area|territory) TAX(none|seki|all)]
 //   play b|w X Y          (x = column from left, y = row from top; "play b pass")
 //   tomove b|w            (evaluate for that colour; KataGo clears history if it is not the natural one)
 //   eval                  -> one JSON line: win loss noresult lead score policy[] pass own[] (White's view,
@@ -53,10 +53,12 @@ int main(int argc, char** argv) {
     string cmd; in >> cmd;
     if(cmd == "quit") break;
     if(cmd == "new") {
-      string ko; int s; in >> size >> komi >> ko >> s;
+      string ko, scoring = "area", tax = "none"; int s; in >> size >> komi >> ko >> s >> scoring >> tax;
       koRule = ko == "positional" ? Rules::KO_POSITIONAL : Rules::KO_SIMPLE;
       suicide = s != 0;
-      rules = Rules(koRule, Rules::SCORING_AREA, Rules::TAX_NONE, suicide, false, Rules::WHB_ZERO, false, komi);
+      int scoringRule = scoring == "territory" ? Rules::SCORING_TERRITORY : Rules::SCORING_AREA;
+      int taxRule = tax == "seki" ? Rules::TAX_SEKI : tax == "all" ? Rules::TAX_ALL : Rules::TAX_NONE;
+      rules = Rules(koRule, scoringRule, taxRule, suicide, false, Rules::WHB_ZERO, false, komi);
       board = Board(size, size);
       hist = BoardHistory(board, P_BLACK, rules, 0, false);
       toMove = P_BLACK;
