@@ -578,7 +578,8 @@ class GTPEngine(GTPServer):
     def _set_kata_rules(self, kata, komi: float) -> None:
         rules, notes = rules_from_kata(kata, komi, handicap=bool(self.handicap))
         if notes:
-            raise GTPError("rules not supported: " + "; ".join(notes))
+            raise GTPError("rules not changed: they cannot be played exactly ("
+                           + "; ".join(notes) + ")")
         self.set_rules(rules)
 
     @gtp_command("goengine-rules")
