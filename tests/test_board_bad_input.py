@@ -87,7 +87,7 @@ def test_float_colour_is_rejected_as_value_error() -> None:
 
 def test_bad_rules() -> None:
     with pytest.raises(ValueError, match="unknown rules"):
-        Rules.preset("japanese")
+        Rules.preset("aga")
     with pytest.raises(ValueError, match="ko rule"):
         Rules(ko="situational")
     for komi in (float("nan"), float("inf"), 1e6):

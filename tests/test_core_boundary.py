@@ -197,4 +197,4 @@ def test_cdef_is_read_from_the_headers_and_matches_the_build():
     assert "board_play" not in functions          # board_t stays inside C
     missing = [f for f in functions if not hasattr(lib, f)]
     assert not missing, f"the extension is older than the headers: rebuild it ({missing})"
-    assert "typedef struct { int ko_rule; int allow_suicide; float komi; } rules_t;" in cdef
+    assert "typedef struct { int ko_rule; int allow_suicide; float komi; int scoring; int tax; } rules_t;" in cdef

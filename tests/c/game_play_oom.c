@@ -18,7 +18,7 @@ static int same_game(const game_t *a, const game_t *b) {
 }
 
 int main(void) {
-    rules_t rules = {KO_SIMPLE, 0, 7.5f};
+    rules_t rules = {KO_SIMPLE, 0, 7.5f, SCORING_AREA, TAX_NONE};
     game_t *g = game_new(9, rules);
     if (!g) return 2;
     /* Fill the first 256-entry history exactly, then the next play must grow it. */
