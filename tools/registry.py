@@ -57,8 +57,16 @@ CODE_PATHS = ("engine", "train", "src_c", "tools", "setup.py", "pyproject.toml")
 ENDINGS = ("passes", "resign", "move cap")
 
 
-def git(*args: str, cwd: Path = REPO_ROOT) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+def git(*args: str, cwd: Path = REPO_ROOT, attempts: int = 20) -> str:
+    """git's output; retried while another git process holds the index lock."""
+    for i in range(attempts):
+        r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+        if r.returncode == 0:
+            return r.stdout.strip()
+        if "index.lock" not in r.stderr or i == attempts - 1:
+            raise subprocess.CalledProcessError(r.returncode, ["git", *args], r.stdout, r.stderr)
+        time.sleep(0.5 + i)
+    raise AssertionError("unreachable")
 
 
 @dataclass(frozen=True)
@@ -323,6 +331,11 @@ def work(argv: list[str]) -> int:
             f.write(line + "\n")
 
     wt = worktree(exp.spec["commit"], log)
+    if a.commit:                  # units finished by an earlier sitting whose commit did not happen
+        for u in exp.units():
+            if exp.done(u) and git("status", "--porcelain", "--", str(exp.unit_dir(u).resolve()), cwd=exp.root):
+                commit_unit(exp, u, exp.facts(u))
+                log(f"{u.key}: committed (finished earlier)")
     done = 0
     for u in exp.pending(shard):
         if a.max_units is not None and done >= a.max_units:
