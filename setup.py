@@ -6,7 +6,7 @@ setup(
     version="1.15.0",     # = engine.__version__; its second field stays >= 15 (see there)
     description="A Go engine that trains itself: C PUCT search, torch networks, GTP, AlphaZero training",
     # tools/ (benchmarks and experiments) stays in the repository: no generic top-level name installs
-    packages=["engine", "engine.analysis", "engine.gtp", "engine.nets", "engine.play", "train", "train.cluster", "train.games", "train.learn", "train.match", "engine.shipped_weights"],
+    packages=["engine", "engine.analysis", "engine.cli", "engine.gtp", "engine.nets", "engine.play", "train", "train.cluster", "train.games", "train.learn", "train.match", "engine.shipped_weights"],
     # the networks in weights/ install as engine/shipped_weights (the engine's default nets)
     package_dir={"engine.shipped_weights": "weights"},
     package_data={"engine.shipped_weights": ["*.pt", "*.json", "*.md"]},

@@ -35,7 +35,7 @@ try:                    # the C core: without it the engine cannot play (doctor 
     _CORE_ERROR: ImportError | None = None
 except ImportError as _exc:
     _CORE_ERROR = _exc
-from engine import startup  # noqa: E402
+from engine.cli import startup  # noqa: E402
 
 __all__ = ["DEFAULTS", "WEIGHTS_DIR", "build_parser", "default_threads", "default_weights_path",
            "main", "make_evaluator_factory"]
@@ -57,7 +57,7 @@ class Loaded:
 def load(args: argparse.Namespace, warn: Callable[[str], None]) -> Loaded:
     """torch, the net, its precision, the search's settings for it and one forward pass (so the
     first genmove does not pay for allocation and kernel selection): everything slow at start.
-    Runs in the background (:class:`engine.startup.BackgroundStart`); raises on failure."""
+    Runs in the background (:class:`engine.cli.startup.BackgroundStart`); raises on failure."""
     uses_torch = args.weights not in ("uniform", "random")
     threads, batch = args.threads, args.batch
     # On CUDA, threads and batch not given are measured with the first net (engine.nets.gpu_settings).
@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m engine`` and the ``goengine`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["doctor"]:          # runs without the C core, to say that it is missing
-        from engine.doctor import main as doctor_main
+        from engine.cli.doctor import main as doctor_main
         return doctor_main(argv[1:])
     if _CORE_ERROR is not None:
         print(startup.core_failure(_CORE_ERROR), file=sys.stderr, flush=True)
@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from engine.analysis.engine import main as analysis_main
         return analysis_main(argv[1:])
     if argv[:1] == ["tune"]:
-        from engine.tune import main as tune_main
+        from engine.cli.tune import main as tune_main
         return tune_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.seed is None:
@@ -164,5 +164,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # os._exit once flushed: a load or measurement thread still inside torch must not turn a
-    # clean quit into a C++ abort at interpreter shutdown (engine.startup.exit_now)
+    # clean quit into a C++ abort at interpreter shutdown (engine.cli.startup.exit_now)
     startup.exit_now(main())

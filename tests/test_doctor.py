@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine import doctor
+from engine.cli import doctor
 from engine.nets import weights as weights_mod
 from engine.nets.network import NetConfig
 

@@ -127,7 +127,7 @@ def test_the_probe_takes_the_fastest_accurate_kernel(tiny):
 # -- tune -------------------------------------------------------------------------------------
 
 def test_tune_twice_measures_nothing_the_second_time(tiny, tmp_path, monkeypatch, capsys):
-    from engine import tune
+    from engine.cli import tune
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(prec, "default_timer", fake_timer(RATES))
     threads = torch.get_num_threads()
@@ -253,7 +253,7 @@ def test_uniform_weights_play_at_once_without_torch_work(tmp_path):
 
 def test_the_loader_thread_reports_failures_once(capsys):
     from engine.errors import StartupError
-    from engine.startup import BackgroundStart
+    from engine.cli.startup import BackgroundStart
     said: list[str] = []
     gate = threading.Event()
 

@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad:
         print(f"error: --size must be 2..19, not {bad[0]}", file=sys.stderr)
         return 2
-    from engine.startup import failure_line, missing_weights
+    from engine.cli.startup import failure_line, missing_weights
     missing = missing_weights(args.weights)
     if missing is not None:
         print(missing, file=sys.stderr)

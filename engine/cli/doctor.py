@@ -83,7 +83,7 @@ def check(weights: str | None = None, sizes: Sequence[int] = SIZES, device: str 
         r.line("ok", "core", f"the C core loads ({Path(native.__file__).parent})")
     except ImportError as exc:
         core = False
-        from engine.startup import core_failure
+        from engine.cli.startup import core_failure
         r.line("FAIL", "core", core_failure(exc).removeprefix("error: "))
     try:
         import torch
@@ -116,7 +116,7 @@ def _check_nets(r: Report, weights: str | None, sizes: Sequence[int], weights_di
     """size -> (path, (model, meta)) of the nets that load."""
     from engine.nets import weights as weights_mod
     from engine.nets.loading import WEIGHTS_DIR, check_board_size, default_weights_path
-    from engine.startup import missing_weights, one_line
+    from engine.cli.startup import missing_weights, one_line
 
     directory = weights_dir if weights_dir is not None else WEIGHTS_DIR
     found: dict[int, tuple[str, Any]] = {}
@@ -183,7 +183,7 @@ def _check_cache(r: Report, nets: dict[int, tuple[str, Any]], device: str | None
 def _check_cuda(r: Report, device: str | None) -> None:
     import torch
 
-    from engine.startup import one_line
+    from engine.cli.startup import one_line
     if device is not None and not str(device).startswith("cuda"):
         r.line("ok", "cuda", f"not used (--device {device})")
         return
@@ -211,7 +211,7 @@ def _check_search(r: Report, nets: dict[int, tuple[str, Any]], device: str | Non
     from engine.nets.evaluator import TorchEvaluator
     from engine.nets.precision import Precision, evaluator_kwargs, Choice
     from engine.play.player import Player
-    from engine.startup import one_line
+    from engine.cli.startup import one_line
 
     size = min(nets)
     path, (model, _meta) = nets[size]
@@ -234,7 +234,7 @@ def _check_search(r: Report, nets: dict[int, tuple[str, Any]], device: str | Non
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.tune import build_parser as tune_parser      # the same --size, --weights, --device
+    from engine.cli.tune import build_parser as tune_parser      # the same --size, --weights, --device
     p = tune_parser()
     p.prog = "python -m engine doctor"
     p.description = ("Check that a GUI can use the engine on this machine: versions, CPU, C core, "
