@@ -341,11 +341,18 @@ def _type_of(f: dataclasses.Field) -> Any:
     return str
 
 
+#: The first field of each section of RunConfig, and the section's title in --help.
+SECTIONS = {"mode": "what is played", "blocks": "the network", "temperature_moves": "self-play",
+            "window": "training", "gate": "gating (--mode agz)", "seed": "machine and seed"}
+
+
 def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = False) -> None:
     """Adds one ``--option`` per RunConfig field.  With ``suppress_defaults`` options not given
     stay absent from the namespace (to tell which were given explicitly)."""
     group = parser.add_argument_group("run settings (saved in RUN_DIR/config.json)")
     for f in dataclasses.fields(RunConfig):
+        if f.name in SECTIONS:                   # RunConfig's sections, one help group each
+            group = parser.add_argument_group(f"run settings: {SECTIONS[f.name]} (saved in RUN_DIR/config.json)")
         flag = "--" + f.name.replace("_", "-")
         meta = f.metadata
         if f.type in (Rules, "Rules"):          # two options, as saved: --komi and --rules (a preset)
