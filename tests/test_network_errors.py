@@ -60,10 +60,14 @@ def test_gtp_answers_a_non_finite_network_with_an_error_and_goes_on():
     assert ok
 
 
-def test_engine_refuses_to_start_on_such_a_net(tmp_path):
+def test_engine_refuses_to_play_with_such_a_net(tmp_path):
+    """The identification commands are answered while the net loads (docs/startup.md); the
+    first command that needs the net gets the load's failure as a GTP error, and the engine
+    exits 1 with one line on stderr, never a traceback."""
     path = tmp_path / "huge.pt"
     weights.save(path, huge_net(), {"step": 0, "board_sizes": [9]})
     proc = subprocess.run([sys.executable, "-m", "engine", "--weights", str(path), "--precision", "fp32",
-                           "--threads", "1"], input=b"name\nquit\n", capture_output=True, timeout=300)
-    assert proc.returncode == 2 and b"Traceback" not in proc.stderr
+                           "--threads", "1"], input=b"name\ngenmove b\nquit\n", capture_output=True, timeout=300)
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr
+    assert proc.stdout.startswith(b"= goengine\n\n? ")
     assert b"network output is not finite" in proc.stderr

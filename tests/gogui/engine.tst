@@ -55,7 +55,7 @@ komi 7
 #? [w [A-HJ][1-9]( [bw] [A-HJ][1-9])*]
 # param: "[type] name value" lines; a value set is read back
 18 goengine-param
-#? [\[string\] visits 8\n.*\n\[list/chinese/tromp-taylor\] rules chinese]
+#? [\[string\] visits 8\n.*\n\[list/chinese/tromp-taylor/japanese\] rules chinese]
 19 goengine-param visits 9
 #? []
 20 goengine-param
