@@ -109,6 +109,14 @@ def test_rate_net_stops_when_the_interval_is_narrow(tmp_path, net):
     assert (hi - lo) / 2 < 150.0 and doc["games"] < 400
 
 
+def test_rate_net_writes_into_a_folder_that_does_not_exist_yet(tmp_path, net):
+    """A unit's ``ratings/`` folder is made by the rating itself (the first registered unit died
+    here after training, on the first atomic write)."""
+    out = tmp_path / "runs" / "az" / "seed-1" / "ratings" / "f0.json"
+    doc = A.rate_net(net, LADDER, out, visits=2, seed=1, max_games=10, play_games=FakeGames(0.0, LADDER))
+    assert out.is_file() and json.loads(out.read_text())["games"] == doc["games"] == 10
+
+
 def test_anchor_elos_are_the_committed_ones_whatever_else_played(tmp_path, net):
     doc = json.loads(COMMITTED.read_text())
     anchors = A.load_anchors(COMMITTED)

@@ -412,6 +412,7 @@ def rate_net(net: Path | str, anchors: AnchorSet | Path | str, out: Path | str, 
     """
     anchor_set = anchors if isinstance(anchors, AnchorSet) else load_anchors(anchors)
     out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     net = Path(net)
     name = name or net.stem
     elos = anchor_set.elos
