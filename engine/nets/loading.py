@@ -120,7 +120,7 @@ def untrained_size_warning(net: Any, size: int, sizes: Sequence[int]) -> str:
     else:
         trained = ", ".join(f"{s}x{s}" for s in sizes)
     return (f"warning: {net} was trained on {trained}; it was not trained for {size}x{size} "
-            f"and may play it badly (see README: which net for which size)")
+            f"and may play it badly (see docs/networks.md: which net the engine loads)")
 
 
 def make_evaluator_factory(args: argparse.Namespace, warn: Callable[[str], None]) -> Callable[[int], Any]:
