@@ -4,6 +4,7 @@ machines, and a write-up regenerated from the committed files alone."""
 from __future__ import annotations
 
 import json
+import shutil
 import re
 import subprocess
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from tools import paired, registry
 from tools.registry import Experiment, Unit
+from tools.runs import REPO_ROOT
 
 TINY = {"--board-size": "5", "--komi": "2.5", "--rules": "chinese", "--blocks": "1", "--filters": "8",
         "--visits": "8", "--parallel-games": "4", "--batch": "16", "--train-batch": "16", "--min-games": "2",
@@ -37,7 +39,8 @@ def make_repo(root: Path, seeds=(1, 2, 3)) -> Experiment:
     git(root, "config", "user.email", "t@example.org")
     git(root, "config", "user.name", "t")
     anchors_file(root / "anchors.json")
-    git(root, "add", "anchors.json")
+    shutil.copy(REPO_ROOT / ".gitignore", root / ".gitignore")      # the project's own ignore rules
+    git(root, "add", "anchors.json", ".gitignore")
     git(root, "commit", "-q", "-m", "anchors")
     spec = {"format": registry.FORMAT, "name": "x", "commit": git(root, "rev-parse", "HEAD"),
             "registered": "2026-12-07T00:00:00", "designs": DESIGNS, "seeds": list(seeds),
@@ -52,6 +55,16 @@ def make_repo(root: Path, seeds=(1, 2, 3)) -> Experiment:
     git(root, "add", "experiments")
     git(root, "commit", "-q", "-m", "register x")
     return Experiment(exp_dir)
+
+
+def test_the_projects_ignore_rules_keep_a_units_files(tmp_path):
+    """git add refused a unit's files when ``runs/`` was ignored at every depth."""
+    exp = make_repo(tmp_path / "repo")
+    u = Unit("az", 1)
+    fake_unit(exp, u, 0.0)
+    registry.commit_unit(exp, u, json.loads((exp.unit_dir(u) / "facts.json").read_text()))
+    tracked = git(tmp_path / "repo", "ls-files", "experiments/x/runs")
+    assert "experiments/x/runs/az/seed-1/facts.json" in tracked
 
 
 def fake_rate(exp, net, out, prior, seed):
