@@ -7,6 +7,7 @@
 #include "search_internal.h"
 #include "kata_features.h"
 #include "count.h"
+#include "playout.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -315,10 +316,10 @@ static float terminal_score(const search_t *s, const board_t *b) {
     uint64_t rng = (b->hash ^ s->rollout_salt ^ 0xD1B54A32D192ED03ULL) * 0x9E3779B97F4A7C15ULL + 1;
     if (rules->scoring != SCORING_AREA || rules->tax != TAX_NONE) {
         uint8_t dead[BOARD_MAX_AREA];
-        if (playouts > 0) board_judged_dead(b, playouts, &rng, dead);
+        if (playouts > 0) playout_judged_dead(b, playouts, &rng, dead);
         area = count_board(b, playouts > 0 ? dead : NULL, NULL, rules->scoring, rules->tax, NULL);
     } else if (playouts > 0) {
-        area = board_judged_area(b, playouts, &rng);
+        area = playout_judged_area(b, playouts, &rng);
     } else {
         area = board_area(b, NULL);
     }
@@ -348,7 +349,7 @@ static float rollout_value(const search_t *s, const board_t *b) {
     float total = 0.0f;
     for (int k = 0; k < n; k++) {
         board_t c = *b;
-        board_playout(&c, &rng, 0, (int)(s->p.rollout_policy + 0.5f));
+        playout_run(&c, &rng, 0, (int)(s->p.rollout_policy + 0.5f));
         const rules_t *rules = &s->game->rules;
         int points = rules->scoring == SCORING_AREA && rules->tax == TAX_NONE ? board_area(&c, NULL)
                      : count_board(&c, NULL, NULL, rules->scoring, rules->tax, NULL);

@@ -127,12 +127,12 @@ typedef struct {
     /* Random playouts at the leaves, mixed into the net's value (AlphaGo's leaf evaluation,
      * V = (1 - lambda) v + lambda z): nonzero rollout_weight (lambda, 0..1), each new leaf also
      * plays `rollouts` games to two passes from its position with random legal moves that do
-     * not fill the mover's own eyes (board_play_random, the core's playouts), each counted by
+     * not fill the mover's own eyes (playout_random_move, playout.h), each counted by
      * area with komi, z the mean of their wins (+1), losses (-1) and draws (0) for the side to
      * move.  Only the value is mixed: the score lead and utility stay the net's, and terminal
      * positions keep their exact value.  The playouts of a leaf are seeded by its position
      * (Zobrist hash) and the search's seed, so a search is as reproducible as without them.
-     * 0: off (the default).  rollout_policy 1: the playouts are tactical (board_play_tactical:
+     * 0: off (the default).  rollout_policy 1: the playouts are tactical (playout_tactical_move:
      * capture and escape atari around the last move, no self-atari that joins a group but a
      * nakade throw-in); 2: tactical with MoGo's 3x3 patterns around the last move
      * (pattern3.c); 0 (the default): uniformly random.  rollout_ramp_start <
@@ -148,7 +148,7 @@ typedef struct {
     float rollout_ramp_end;
     /* How a game that ends by two passes in the tree is counted.  0: Tromp-Taylor, the board
      * as it stands, every stone alive (self-play's rules).  N > 0 (the default, 32): as a
-     * referee under Chinese rules counts it, dead stones off (board_judged_area: N random
+     * referee under Chinese rules counts it, dead stones off (playout_judged_area: N random
      * playouts finish the position, half with each side moving first, since a game over has
      * no side to move; a group the opponent owns at the end of 60% of them or more is taken
      * off; then the area count), seeded by the position and the search's seed.  So a pass
