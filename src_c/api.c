@@ -1,6 +1,7 @@
 /* api.c - accessors for the Python binding. */
 #include "api.h"
 #include "playout.h"
+#include "search_tree.h"
 
 int game_area(const game_t *g, uint8_t *owner) { return board_area(&g->board, owner); }
 int game_size(const game_t *g) { return g->board.size; }

@@ -13,8 +13,8 @@ from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCES = ["board.c", "pattern3.c", "playout.c", "game.c", "count.c", "chains.c", "feature_planes.c",
-           "kata_ladder.c", "kata_features.c", "search.c", "search_select.c", "search_bias.c", "search_recompute.c",
-           "search_stats.c", "winograd.c"]
+           "kata_ladder.c", "kata_features.c", "search.c", "search_tree.c", "search_select.c", "search_bias.c",
+           "search_recompute.c", "search_stats.c", "search_descent.c", "winograd.c"]
 
 # The headers whose declarations Python sees (board.h only for its constants: every board-level
 # function takes a board_t, which stays inside C).

@@ -4,7 +4,10 @@
  * virtual loss, writes the input planes of every new leaf into one caller-provided buffer and
  * returns; the caller evaluates them in one forward pass and hands policy logits and values to
  * search_backup().  search_collect_many()/search_backup_many() do the same for a pool of
- * independent searches (self-play games, gating games) in one call. */
+ * independent searches (self-play games, gating games) in one call.
+ *
+ * This header holds the public API and the parameters (search.c: their defaults); the tree's
+ * layout is private to the files that implement the API (search_tree.h). */
 #ifndef GO_SEARCH_H
 #define GO_SEARCH_H
 
@@ -158,42 +161,7 @@ typedef struct {
     float terminal_judge;
 } search_params_t;
 
-enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
-
-/* A candidate move of a node: 12 bytes, one per legal move of every expanded node. */
-typedef struct {
-    float prior;        /* policy prior of the move */
-    int32_t child;      /* node reached by the move, -1 until first visited */
-    int16_t move;       /* padded point (BOARD_PASS = pass) */
-    int16_t pad;
-} edge_t;
-
-/* A visited position: 72 bytes.  The sums are weighted by the playouts' weights (all 1
- * without uncertainty-weighted playouts); a mean is a sum divided by weight_sum. */
-typedef struct {
-    int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
-    int32_t visits;     /* completed visits (a count) */
-    float weight_sum;   /* sum of the weights of those visits */
-    float value_sum;    /* sum of values from the view of the player who moved into this node */
-    float value_sq;     /* sum of squared values (for the LCB) */
-    float util_sum;     /* sum of score utilities, same view (selection adds it to value_sum) */
-    float util_sq;      /* sum of squared utilities, value plus score utility (cPUCT's spread) */
-    float score_sum;    /* sum of score leads in points, same view (the dynamic centre) */
-    float nn_util;      /* the net's value plus score utility of this position, same view */
-    float nn_value;     /* the net's value alone, and its score lead, same view */
-    float nn_lead;
-    float nn_weight;    /* the weight of the net's evaluation of this position */
-    float bias;         /* value-bias correction now included in util_sum, same view */
-    float bias_delta;   /* this node's share of its bias entry: weighted delta and weight */
-    float bias_weight;
-    int32_t bias_entry; /* index in the value-bias table, -1: none */
-    uint16_t nedges;    /* legal moves (edges) */
-    int16_t in_flight;  /* descents waiting for an evaluation below this node */
-    uint8_t state;      /* NODE_* */
-    uint8_t pad[3];
-} node_t;
-
-typedef struct search search_t;
+typedef struct search search_t;   /* opaque: struct search is in search_tree.h */
 
 /* Fills params with defaults suited to play (no noise). */
 void search_default_params(search_params_t *p);
