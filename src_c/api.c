@@ -1,5 +1,7 @@
 /* api.c - accessors for the Python binding. */
 #include "api.h"
+#include "playout.h"
+#include "search_tree.h"
 
 int game_area(const game_t *g, uint8_t *owner) { return board_area(&g->board, owner); }
 int game_size(const game_t *g) { return g->board.size; }
@@ -28,7 +30,7 @@ int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max
     if (playouts < 1) return -1;
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
     if (!rng) rng = 1;
-    board_playout_ownership(&g->board, playouts, &rng, max_moves, tactical, ownership);
+    playout_ownership(&g->board, playouts, &rng, max_moves, tactical, ownership);
     return 0;
 }
 
@@ -36,7 +38,7 @@ int game_judged_area(const game_t *g, int playouts, uint64_t seed) {
     if (playouts < 1) return board_area(&g->board, NULL);
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
     if (!rng) rng = 1;
-    return board_judged_area(&g->board, playouts, &rng);
+    return playout_judged_area(&g->board, playouts, &rng);
 }
 
 float game_judged_count(const game_t *g, int playouts, uint64_t seed) {
@@ -44,6 +46,6 @@ float game_judged_count(const game_t *g, int playouts, uint64_t seed) {
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL + g->board.hash + 1;
     if (!rng) rng = 1;
     uint8_t dead[BOARD_MAX_AREA];
-    board_judged_dead(&g->board, playouts, &rng, dead);
+    playout_judged_dead(&g->board, playouts, &rng, dead);
     return game_count(g, dead, NULL, NULL);
 }

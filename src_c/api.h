@@ -25,11 +25,11 @@ int game_ko_point(const game_t *g);
 int game_group_libs(const game_t *g, int pt);
 /* Mean Black-positive final area (+1 Black, -1 White, 0 neutral) of `playouts` random
  * playouts (legal non-eye-filling moves to two passes, half starting with each colour;
- * tactical 1: board_play_tactical's moves, 2: with its 3x3 patterns) from g, written to
+ * tactical 1: playout_tactical_move's moves, 2: with its 3x3 patterns) from g, written to
  * ownership[N*N].  Returns 0, or -1 for playouts < 1. */
 int game_playout_ownership(const game_t *g, int playouts, uint64_t seed, int max_moves,
                            int tactical, float *ownership);
-/* Black's area minus White's with dead groups off (board_judged_area, `playouts` random
+/* Black's area minus White's with dead groups off (playout_judged_area, `playouts` random
  * playouts seeded by `seed` and the position); playouts < 1: the Tromp-Taylor area. */
 int game_judged_area(const game_t *g, int playouts, uint64_t seed);
 /* g counted by its rules (game_count) minus komi, with the dead groups of that judgement off

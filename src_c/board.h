@@ -5,7 +5,8 @@
  * Points are "padded" 1-D indices: v = (row + 1) * stride + (col + 1), stride = size + 2,
  * row 0 is the TOP row.  Index 0 is a border point and doubles as the PASS sentinel.
  * The compact index used across the Python boundary is row * size + col (pass = size*size);
- * board_to_compact / board_from_compact convert. */
+ * board_to_compact / board_from_compact convert.  Random playouts, which play on a board,
+ * are a floor above it (playout.h). */
 #ifndef GO_BOARD_H
 #define GO_BOARD_H
 
@@ -81,6 +82,23 @@ int board_check(const board_t *b, int v, int c, int allow_suicide);
 void board_play(board_t *b, int v, int c);
 /* Zobrist hash of the stones after c plays at v (v must be empty), without playing. */
 uint64_t board_hash_after(const board_t *b, int v, int c);
+/* Runs the statement that follows once for each of the four neighbours n of point v (the
+ * border included): FOR_NEIGHBOURS(b, v, n) { ... }. */
+#define FOR_NEIGHBOURS(b, v, n)                                                     \
+    for (int _k = 0, _d[4] = {-(b)->stride, -1, 1, (b)->stride}, n;                 \
+         _k < 4 && ((n = (v) + _d[_k]), 1); _k++)
+/* The distinct group heads of colour `col` next to v, written to out; returns how many (<= 4). */
+static inline int board_neighbour_groups(const board_t *b, int v, int col, int16_t out[4]) {
+    int k = 0;
+    FOR_NEIGHBOURS(b, v, n) {
+        if (b->color[n] != col) continue;
+        int h = b->head[n];
+        int seen = 0;
+        for (int i = 0; i < k; i++) seen |= (out[i] == h);
+        if (!seen) out[k++] = (int16_t)h;
+    }
+    return k;
+}
 /* Liberties of the group at v (0 for an empty point). */
 static inline int board_libs(const board_t *b, int v) { return b->libs[b->head[v]]; }
 /* True if v is an empty point all of whose neighbours are c or border, with at most one
@@ -89,35 +107,6 @@ int board_is_eye(const board_t *b, int v, int c);
 /* Tromp-Taylor area: writes owner of each compact point (EMPTY for neutral) into
  * owner[N*N] if non-NULL, returns black area minus white area. */
 int board_area(const board_t *b, uint8_t *owner);
-/* Plays a uniformly random legal, non-eye-filling move for the side to move (simple ko, no
- * suicide); passes when there is none.  rng is a xorshift64 state.  Returns the point played. */
-int board_play_random(board_t *b, uint64_t *rng);
-/* A tactical playout move (MoGo's playout rules, simplified): first capture the group of the
- * opponent's last move if it is in atari, or save an own group next to that move that it put
- * in atari, by capturing a neighbouring group in atari or by extending where that leaves two
- * liberties or more; failing those, board_play_random's move, except a self-atari that joins
- * an own group (a lone stone may still throw in, and a nakade throw-in may join: a group of
- * three stones at most, whose move puts an opponent group in atari).  With `patterns`, before
- * the random move, one of the eight points around the last move that matches a 3x3 pattern
- * (pattern3.h) and that those rules allow.  Passes when nothing is left. */
-int board_play_tactical(board_t *b, uint64_t *rng, int patterns);
-/* A random playout: board_play_random (tactical 1: board_play_tactical; 2: with its patterns)
- * from b as it stands (pass count reset) until two passes in a row or max_moves moves (<= 0:
- * three times the board's points). */
-void board_playout(board_t *b, uint64_t *rng, int max_moves, int tactical);
-/* Mean Black-positive final area (+1 Black, -1 White, 0 neutral) of `playouts` playouts
- * (board_playout with `tactical`; even ones start with Black, odd ones with White) from b,
- * written to ownership[N*N] (compact points).  playouts >= 1. */
-void board_playout_ownership(const board_t *b, int playouts, uint64_t *rng, int max_moves, int tactical,
-                             float *ownership);
-/* Black's area minus White's once dead groups are off, as a referee under Chinese rules counts a
- * finished game: `playouts` random playouts (board_playout_ownership) finish it, and a group
- * whose mean ownership is below -0.2 for its colour (the opponent owns its points at the end of
- * 60% of them or more) is taken off before the area count.  playouts >= 1. */
-int board_judged_area(const board_t *b, int playouts, uint64_t *rng);
-/* The dead stones of that judgement: dead[N*N] (compact) gets 1 for every stone of a group
- * board_judged_area takes off, 0 elsewhere.  playouts >= 1. */
-void board_judged_dead(const board_t *b, int playouts, uint64_t *rng, uint8_t *dead);
 /* Fast xorshift64* step. */
 static inline uint64_t rng_next(uint64_t *s) {
     uint64_t x = *s;

@@ -12,8 +12,9 @@ import re
 from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["board.c", "game.c", "count.c", "chains.c", "feature_planes.c", "kata_ladder.c", "kata_features.c",
-           "search.c", "search_select.c", "search_bias.c", "search_recompute.c", "search_stats.c", "winograd.c", "pattern3.c"]
+SOURCES = ["board.c", "pattern3.c", "playout.c", "game.c", "count.c", "chains.c", "feature_planes.c",
+           "kata_ladder.c", "kata_features.c", "search.c", "search_tree.c", "search_select.c", "search_bias.c",
+           "search_recompute.c", "search_stats.c", "search_descent.c", "winograd.c"]
 
 # The headers whose declarations Python sees (board.h only for its constants: every board-level
 # function takes a board_t, which stays inside C).
@@ -48,7 +49,7 @@ def cdef_from_headers(directory: str = HERE, headers: list[str] = HEADERS) -> st
         for m in re.finditer(r"^#define\s+([A-Z_][A-Z0-9_]*)\s+(-?[0-9]+)\s*(?:/\*.*)?$", raw, re.M):
             defines.append(f"#define {m.group(1)} {m.group(2)}")
         text = _strip_comments(raw)
-        text = re.sub(r"^\s*#.*$", "", text, flags=re.M)
+        text = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", "", text, flags=re.M)  # with continuations
         # static inline functions: drop their bodies (brace-balanced)
         while True:
             m = re.search(r"static\s+inline[^{;]*\{", text)

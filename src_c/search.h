@@ -4,7 +4,10 @@
  * virtual loss, writes the input planes of every new leaf into one caller-provided buffer and
  * returns; the caller evaluates them in one forward pass and hands policy logits and values to
  * search_backup().  search_collect_many()/search_backup_many() do the same for a pool of
- * independent searches (self-play games, gating games) in one call. */
+ * independent searches (self-play games, gating games) in one call.
+ *
+ * This header holds the public API and the parameters (search.c: their defaults); the tree's
+ * layout is private to the files that implement the API (search_tree.h). */
 #ifndef GO_SEARCH_H
 #define GO_SEARCH_H
 
@@ -127,12 +130,12 @@ typedef struct {
     /* Random playouts at the leaves, mixed into the net's value (AlphaGo's leaf evaluation,
      * V = (1 - lambda) v + lambda z): nonzero rollout_weight (lambda, 0..1), each new leaf also
      * plays `rollouts` games to two passes from its position with random legal moves that do
-     * not fill the mover's own eyes (board_play_random, the core's playouts), each counted by
+     * not fill the mover's own eyes (playout_random_move, playout.h), each counted by
      * area with komi, z the mean of their wins (+1), losses (-1) and draws (0) for the side to
      * move.  Only the value is mixed: the score lead and utility stay the net's, and terminal
      * positions keep their exact value.  The playouts of a leaf are seeded by its position
      * (Zobrist hash) and the search's seed, so a search is as reproducible as without them.
-     * 0: off (the default).  rollout_policy 1: the playouts are tactical (board_play_tactical:
+     * 0: off (the default).  rollout_policy 1: the playouts are tactical (playout_tactical_move:
      * capture and escape atari around the last move, no self-atari that joins a group but a
      * nakade throw-in); 2: tactical with MoGo's 3x3 patterns around the last move
      * (pattern3.c); 0 (the default): uniformly random.  rollout_ramp_start <
@@ -148,7 +151,7 @@ typedef struct {
     float rollout_ramp_end;
     /* How a game that ends by two passes in the tree is counted.  0: Tromp-Taylor, the board
      * as it stands, every stone alive (self-play's rules).  N > 0 (the default, 32): as a
-     * referee under Chinese rules counts it, dead stones off (board_judged_area: N random
+     * referee under Chinese rules counts it, dead stones off (playout_judged_area: N random
      * playouts finish the position, half with each side moving first, since a game over has
      * no side to move; a group the opponent owns at the end of 60% of them or more is taken
      * off; then the area count), seeded by the position and the search's seed.  So a pass
@@ -158,42 +161,7 @@ typedef struct {
     float terminal_judge;
 } search_params_t;
 
-enum { NODE_FRESH = 0, NODE_PENDING = 1, NODE_EXPANDED = 2, NODE_TERMINAL = 3 };
-
-/* A candidate move of a node: 12 bytes, one per legal move of every expanded node. */
-typedef struct {
-    float prior;        /* policy prior of the move */
-    int32_t child;      /* node reached by the move, -1 until first visited */
-    int16_t move;       /* padded point (BOARD_PASS = pass) */
-    int16_t pad;
-} edge_t;
-
-/* A visited position: 72 bytes.  The sums are weighted by the playouts' weights (all 1
- * without uncertainty-weighted playouts); a mean is a sum divided by weight_sum. */
-typedef struct {
-    int32_t edges;      /* index of the first edge in the edge arena, -1 if none */
-    int32_t visits;     /* completed visits (a count) */
-    float weight_sum;   /* sum of the weights of those visits */
-    float value_sum;    /* sum of values from the view of the player who moved into this node */
-    float value_sq;     /* sum of squared values (for the LCB) */
-    float util_sum;     /* sum of score utilities, same view (selection adds it to value_sum) */
-    float util_sq;      /* sum of squared utilities, value plus score utility (cPUCT's spread) */
-    float score_sum;    /* sum of score leads in points, same view (the dynamic centre) */
-    float nn_util;      /* the net's value plus score utility of this position, same view */
-    float nn_value;     /* the net's value alone, and its score lead, same view */
-    float nn_lead;
-    float nn_weight;    /* the weight of the net's evaluation of this position */
-    float bias;         /* value-bias correction now included in util_sum, same view */
-    float bias_delta;   /* this node's share of its bias entry: weighted delta and weight */
-    float bias_weight;
-    int32_t bias_entry; /* index in the value-bias table, -1: none */
-    uint16_t nedges;    /* legal moves (edges) */
-    int16_t in_flight;  /* descents waiting for an evaluation below this node */
-    uint8_t state;      /* NODE_* */
-    uint8_t pad[3];
-} node_t;
-
-typedef struct search search_t;
+typedef struct search search_t;   /* opaque: struct search is in search_tree.h */
 
 /* Fills params with defaults suited to play (no noise). */
 void search_default_params(search_params_t *p);

@@ -11,7 +11,7 @@
  * its ancestors on the path being backed up; nodes off that path keep their last correction until
  * a backup passes through them again (KataGo also refreshes only the nodes it backs up through).
  * The correction lives in the utility sums: winrate, LCB on values and resignation never see it. */
-#include "search_internal.h"
+#include "search_bias.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,7 +14,8 @@
  *     are scaled back to the total, so the node's value leans toward its best children.
  * The node's weight sum becomes its own weight plus the adjusted total; visit counts stay
  * counts.  Its value-bias share (search_bias.c) is refreshed from the adjusted children. */
-#include "search_internal.h"
+#include "search_recompute.h"
+#include "search_bias.h"
 
 #include <math.h>
 #include <stdlib.h>

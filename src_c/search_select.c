@@ -1,7 +1,7 @@
 /* search_select.c - where a descent goes: PUCT with first-play urgency and virtual loss,
  * the exploration factor from the spread of utilities, Gumbel root targets, forced playouts,
  * and the root's Dirichlet noise. */
-#include "search_internal.h"
+#include "search_select.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
 /* search_stats.c - what a search reports: root value, score and utility, the children with
  * their lower confidence bounds (Student's t), principal variations, the move choice, and the
  * consistency check the tests use. */
-#include "search_internal.h"
+#include "search_select.h"
 
 #include <math.h>
 

@@ -145,7 +145,7 @@ def test_game_play_out_of_memory_leaves_the_game_unchanged(tmp_path):
     exe = tmp_path / "game_play_oom"
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pthread", f"-I{src}",
                     "-include", str(ROOT / "tests/c/failing_realloc.h"), str(src / "board.c"),
-                    str(src / "pattern3.c"), str(src / "game.c"), str(ROOT / "tests/c/game_play_oom.c"), "-o", str(exe)],
+                    str(src / "game.c"), str(ROOT / "tests/c/game_play_oom.c"), "-o", str(exe)],
                    check=True)
     run = subprocess.run([str(exe)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr

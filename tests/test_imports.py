@@ -5,6 +5,7 @@ inside functions (lazy imports) and under ``if TYPE_CHECKING:``, since a circle 
 checker or a late call walks is still two modules that each need the other.  ``from pkg import
 name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg`` (its ``__init__``);
 ``from pkg.mod import name`` is an edge to ``pkg.mod``.
+The C files' circles: tests/core/test_dependency_graph.py.
 """
 from __future__ import annotations
 

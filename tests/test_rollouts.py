@@ -1,7 +1,7 @@
 """Random playouts mixed into the net's value at the leaves (``rollout_weight``, ``rollouts``,
 ``rollout_policy``; src_c/search.h): the mixed value on positions whose playouts have one
 possible result, the options by name, reproducibility, and the tactical playout's move rules
-(board_play_tactical) on ASCII positions."""
+(playout_tactical_move, src_c/playout.h) on ASCII positions."""
 from __future__ import annotations
 
 import numpy as np

@@ -166,7 +166,7 @@ def test_japanese_final_count_agrees_with_gnu_go():
 def test_a_game_that_ends_in_the_tree_is_counted_by_the_rules_in_force():
     """Black's three stones and a prisoner inside its own side: B+5 by area, B+3 by territory.
     At komi 4 Black's pass after White's ends the game a win under Chinese rules and a loss
-    under Japanese rules (the search's count of a finished game, src_c/search.c)."""
+    under Japanese rules (the search's count of a finished game, src_c/search_descent.c)."""
     from engine.core import Search, SearchParams
     from test_search import FixedEvaluator, run
     for rules, q in ((Rules.preset("chinese", 4.0), 1.0), (Rules.preset("japanese", 4.0), -1.0)):
