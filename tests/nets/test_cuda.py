@@ -252,7 +252,7 @@ def test_gpu_settings_measure_the_engine_search_on_cuda():
 # -- a tiny training run on CUDA ----------------------------------------------------------------
 
 def test_a_tiny_train_loop_runs_on_cuda(tmp_path):
-    """``python -m train.loop --device cuda`` with tests/train/test_train_loop.py's tiny settings:
+    """``python -m train.loop --device cuda`` with tests/helpers/training.py's tiny settings:
     self-play and training both on the GPU, to the game budget, with checkpoints."""
     import json
     import subprocess
@@ -261,7 +261,7 @@ def test_a_tiny_train_loop_runs_on_cuda(tmp_path):
 
     from train.rundir import RunDir
 
-    from tests.train.test_train_loop import REPO, TINY
+    from tests.helpers.training import REPO, TINY
 
     root = tmp_path / "run"
     r = subprocess.run([sys.executable, "-m", "train.loop", "--run-dir", str(root), "--budget", "6g",

@@ -39,49 +39,25 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from engine.nets import weights
-from engine.core import BLACK, WHITE, Game, Rules
 from engine.nets.network import NetConfig, NetOutput
 from train.config import RunConfig
-from train.games.records import MoveInfo, build_record, write_npz
 from train.replay import BatchLoader, ReplayWindow, make_batch, shard_range
-from train.rundir import GameName, RunDir
+from train.rundir import RunDir
 from train.learn.step import Trainer, TrainSettings
 
-REPO = Path(__file__).resolve().parents[2]
-SIZE = 5
+from tests.helpers.training import REPO, SIZE, run_loop, tiny, write_game
+
 BATCH = 16
 STEPS = 4
 WORLD = 2
 ATOL = 1e-5          # measured: 0, the runs are bitwise equal (AMD EPYC, torch 2.13)
 
 
-def write_game(rd: RunDir, seq: int, length: int, seed: int, resign: bool) -> None:
-    rng = np.random.default_rng(seed)
-    game = Game(SIZE, Rules.preset("chinese", 0.5))
-    infos = []
-    for _ in range(length):
-        color = game.to_move
-        legal = [p for p in game.legal_moves() if p != SIZE * SIZE] or [SIZE * SIZE]
-        point = int(rng.choice(legal))
-        target = rng.dirichlet(np.ones(SIZE * SIZE + 1)).astype(np.float32)
-        game.play(point, color)
-        infos.append(MoveInfo(color, point, "m0", 10, float(rng.uniform(-1, 1)), target))
-    if resign:
-        write_npz(rd.game_paths(GameName(seq, 0))[0],
-                  build_record(game, infos, reason="resign", winner=BLACK if seq % 4 else WHITE))
-        return
-    while not game.is_over:
-        color = game.to_move
-        game.play(SIZE * SIZE, color)
-        infos.append(MoveInfo(color, SIZE * SIZE, "m0", 10, 0.0, None))
-    write_npz(rd.game_paths(GameName(seq, 0))[0], build_record(game, infos, reason="passes"))
-
-
 @pytest.fixture(scope="module")
 def window(tmp_path_factory):
     rd = RunDir(tmp_path_factory.mktemp("ddp") / "run").create()
     for seq in range(12):
-        write_game(rd, seq, length=5 + seq, seed=seq, resign=seq % 3 == 0)
+        write_game(rd, seq, length=5 + seq, seed=seq, resign=seq % 3 == 0, random_targets=True, model="m0")
     w = ReplayWindow(rd, capacity=100)
     w.refresh()
     return w
@@ -217,15 +193,7 @@ def test_config_checks_the_device_count():
         RunConfig(train_devices=0).check()
 
 
-TINY = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "8",
-        "--parallel-games", "4", "--batch", "16", "--train-batch", "16", "--min-games", "2",
-        "--checkpoint-every", "2", "--metrics-every", "1", "--threads", "2", "--seed", "7",
-        "--no-resign-fraction", "0.5", "--resign-min-games", "2", "--quiet"]
-
-
-def run_loop(args, timeout=180):
-    return subprocess.run([sys.executable, "-m", "train.loop", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+TINY = tiny(threads=2)
 
 
 def test_loop_trains_on_two_processes_and_resumes(tmp_path):
@@ -233,7 +201,7 @@ def test_loop_trains_on_two_processes_and_resumes(tmp_path):
     one step per game): both ranks train, rank 0 writes every checkpoint, the follower's usage
     is in the metrics, the resumed ranks restore the optimiser state."""
     root = tmp_path / "run"
-    r = run_loop(["--run-dir", str(root), "--budget", "8g", "--train-devices", "2", *TINY])
+    r = run_loop(["--run-dir", str(root), "--budget", "8g", "--train-devices", "2", *TINY], timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
     rd = RunDir(root)
     log = rd.log_path("trainer").read_text()
@@ -248,7 +216,7 @@ def test_loop_trains_on_two_processes_and_resumes(tmp_path):
     assert follower and follower[-1]["rank"] == 1 and follower[-1]["step"] == 8
     assert follower[-1]["event"] == "stop" and follower[-1]["pid"] != trainer_recs[-1]["pid"]
     assert follower[-1]["flops"] > 0 and follower[-1]["cpu_s"] > 0       # counted in the run's usage
-    r = run_loop(["--run-dir", str(root), "--resume", "--budget", "12g"])
+    r = run_loop(["--run-dir", str(root), "--resume", "--budget", "12g"], timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
     log = rd.log_path("trainer").read_text()
     assert "from model-0000008.pt (step 8), optimiser state restored, device cpu, 2 data-parallel ranks" in log
@@ -257,7 +225,7 @@ def test_loop_trains_on_two_processes_and_resumes(tmp_path):
 
 def test_trainer_rejects_a_device_count_that_does_not_divide_the_batch(tmp_path):
     root = tmp_path / "run"
-    r = run_loop(["--run-dir", str(root), "--budget", "1g", "--train-devices", "3", *TINY])
+    r = run_loop(["--run-dir", str(root), "--budget", "1g", "--train-devices", "3", *TINY], timeout=180)
     assert r.returncode == 2 and "multiple of --train-devices 3" in r.stderr
 
 

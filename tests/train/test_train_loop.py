@@ -6,7 +6,6 @@ step/parent chain, metrics, and a report with plots."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,16 +15,7 @@ from engine.core import Game, IllegalMoveError, Rules
 from train.games.records import positions, read_npz, read_sgf_moves
 from train.rundir import RunDir
 
-REPO = Path(__file__).resolve().parents[2]
-TINY = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "8",
-        "--parallel-games", "4", "--batch", "16", "--train-batch", "16", "--min-games", "2",
-        "--checkpoint-every", "2", "--metrics-every", "1", "--threads", "1", "--seed", "7",
-        "--no-resign-fraction", "0.5", "--resign-min-games", "2", "--quiet"]
-
-
-def run_loop(args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "train.loop", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout)
+from tests.helpers.training import REPO, TINY, run_loop
 
 
 @pytest.fixture(scope="module")

@@ -15,27 +15,7 @@ from train.rundir import GameName, RunDir
 from train.trainer import allowed_steps
 from train.learn.step import Trainer, TrainSettings, lr_at
 
-SIZE = 5
-
-
-def write_game(rd, seq, length, seed, worker=0):
-    """A random legal game of ``length`` moves (then two passes) with one-hot policy targets."""
-    rng = np.random.default_rng(seed)
-    game = Game(SIZE, Rules.preset("chinese", 0.5))
-    infos = []
-    for _ in range(length):
-        color = game.to_move
-        legal = [p for p in game.legal_moves() if p != SIZE * SIZE] or [SIZE * SIZE]
-        point = int(rng.choice(legal))
-        target = np.zeros(SIZE * SIZE + 1, np.float32)
-        target[point] = 1.0
-        game.play(point, color)
-        infos.append(MoveInfo(color, point, f"m{seq}", 10, 0.0, target))
-    while not game.is_over:
-        color = game.to_move
-        game.play(SIZE * SIZE, color)
-        infos.append(MoveInfo(color, SIZE * SIZE, f"m{seq}", 10, 0.0, None))
-    write_npz(rd.game_paths(GameName(seq, worker))[0], build_record(game, infos, reason="passes"))
+from tests.helpers.training import SIZE, write_game
 
 
 @pytest.fixture
