@@ -15,6 +15,7 @@ machine, too long for the suite; its figures are in docs/results/cluster.md.  Ev
 and the cluster fixture kills every process it started, pass or fail."""
 import os
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +24,8 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install -e .[cluster])")
 
-from tools.ray_multinode import Driver, LocalCluster, _games, _metrics, _until, run_dir_check  # noqa: E402
+from tools.ray_multinode import (Driver, LocalCluster, _games, _metrics, _until,  # noqa: E402
+                                 console_script, run_dir_check)
 
 ARGS = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "16",
         "--parallel-games", "4", "--batch", "16", "--train-batch", "16", "--min-games", "4",
@@ -45,6 +47,25 @@ def cluster():
         shutil.rmtree(root, ignore_errors=True)
 
 
+def test_console_scripts_are_found_beside_the_interpreter(tmp_path, monkeypatch):
+    """``ray`` is the one beside sys.executable (an environment used without activating it),
+    else PATH's, else the bare name."""
+    beside = tmp_path / "venv" / "bin"
+    beside.mkdir(parents=True)
+    monkeypatch.setattr(sys, "executable", str(beside / "python"))
+    on_path = tmp_path / "path"
+    on_path.mkdir()
+    monkeypatch.setenv("PATH", str(on_path))
+    assert console_script("ray") == "ray"
+    (on_path / "ray").write_text("#!/bin/sh\n")
+    (on_path / "ray").chmod(0o755)
+    assert console_script("ray") == str(on_path / "ray")
+    (beside / "ray").write_text("#!/bin/sh\n")
+    (beside / "ray").chmod(0o755)
+    assert console_script("ray") == str(beside / "ray")
+
+
+@pytest.mark.slow          # starts a 3-node Ray cluster
 def test_token_authentication_is_on(cluster):
     env = cluster.env()
     assert env["RAY_AUTH_MODE"] == "token" and os.path.getsize(env["RAY_AUTH_TOKEN_PATH"]) == 64
@@ -52,6 +73,7 @@ def test_token_authentication_is_on(cluster):
     assert "Ray runtime started" in log
 
 
+@pytest.mark.slow          # starts a 3-node Ray cluster
 def test_node_lost_then_driver_killed_and_resumed(cluster, tmp_path):
     run = tmp_path / "run"
     # the first session's budget is out of reach: Ray may take long to notice the lost node on
@@ -98,6 +120,7 @@ def _driver_alive(driver: Driver, tmp_path: Path) -> bool:
     return True
 
 
+@pytest.mark.slow          # starts a 3-node Ray cluster
 def test_no_room_for_selfplay_stops_at_time_budget(cluster, tmp_path):
     """The issue's hang: self-play actors that no node can host (here a resource no node has).
     The run stops at its budget, says why, and exits 0 with what it has."""
