@@ -36,6 +36,8 @@ from engine.gtp.analysis import AnalysisCommands
 from tests.clients.test_gui_clients import (START_TIMEOUT, GuiSession, Transcript, missing,
                               xvfb)  # noqa: F401  (xvfb: the X server fixture)
 
+pytestmark = pytest.mark.slow          # GoGui under Xvfb, gogui-regress and gogui-twogtp games against GNU Go
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parents[1] / "gogui"
 REGRESSION_FILE = DATA / "engine.tst"

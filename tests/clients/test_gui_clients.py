@@ -31,6 +31,8 @@ import pytest
 
 import engine
 
+pytestmark = pytest.mark.slow          # Lizzie and Quarry under Xvfb
+
 ROOT = Path(__file__).resolve().parents[2]
 LIZZIE_JAR = Path("/usr/share/java/lizzie.jar")
 SCREEN = (1024, 768)

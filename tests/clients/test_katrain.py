@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow          # KaTrain drives the analysis engine
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Kivy (imported by KaTrain's modules) must not read pytest's command line, log to the console,

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow          # node and Sabaki's GTP library drive the engine
+
 TESTS = Path(__file__).resolve().parents[1]
 SCRIPT = TESTS / "clients" / "test_gtp_client.js"
 LIBRARY = TESTS / "node_modules" / "@sabaki" / "gtp"

@@ -21,6 +21,8 @@ from train.cluster.driver import RayOptions, RaySupervisor  # noqa: E402
 from train.games.records import read_npz  # noqa: E402
 from train.rundir import RunDir  # noqa: E402
 
+pytestmark = pytest.mark.slow          # a training run on a local Ray cluster
+
 TINY = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "24",
         "--parallel-games", "4", "--batch", "16", "--train-batch", "16", "--min-games", "2",
         "--checkpoint-every", "2", "--metrics-every", "1", "--threads", "1", "--seed", "7",

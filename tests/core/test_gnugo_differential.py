@@ -33,6 +33,7 @@ CAPTURE_BIAS = 0.3       # probability that a move prefers a capturing point whe
 REPLY_TIMEOUT = 20.0     # seconds GNU Go may take for one reply
 
 pytestmark = [
+    pytest.mark.slow,          # 100 games through GNU Go
     pytest.mark.gnugo,
     pytest.mark.skipif(not (os.path.isfile(GNUGO) and os.access(GNUGO, os.X_OK)),
                        reason=f"GNU Go not installed at {GNUGO}"),

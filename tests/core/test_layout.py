@@ -100,3 +100,9 @@ def test_every_documented_command_runs(name):
         assert main.is_file(), f"python -m {name}: the package has no __main__.py"
     else:
         assert 'if __name__ == "__main__":' in Path(spec.origin).read_text(), f"python -m {name}: no entry point"
+
+
+def test_tests_are_laid_out_like_the_code():
+    """No test file sits directly in tests/: each lives in the package of the room it tests."""
+    loose = sorted(p.name for p in (ROOT / "tests").iterdir() if p.is_file() and p.name.startswith("test_"))
+    assert not loose, f"move these into a tests/ package named after the room they test: {loose}"

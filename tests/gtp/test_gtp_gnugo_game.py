@@ -17,6 +17,8 @@ import pytest
 
 from tests.helpers.gtp_process import EngineProcess
 
+pytestmark = pytest.mark.slow          # a full game against GNU Go
+
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if os.path.exists("/usr/games/gnugo") else None)
 TOLERANCE = 3.0
 MAX_PLIES = 250

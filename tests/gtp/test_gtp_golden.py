@@ -130,6 +130,7 @@ def test_framing_of_every_reply() -> None:
 GNUGO = Path("/usr/games/gnugo")
 
 
+@pytest.mark.slow          # runs GNU Go
 @pytest.mark.gnugo
 @pytest.mark.skipif(not GNUGO.exists(), reason="GNU Go is not installed (apt-get install gnugo)")
 def test_reply_heads_match_gnugo() -> None:

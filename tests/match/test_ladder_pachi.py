@@ -51,6 +51,7 @@ def test_pachi_options(monkeypatch, tmp_path, capsys):
 PACHI = ladder.default_pachi()
 
 
+@pytest.mark.slow          # games against Pachi
 @pytest.mark.skipif(not (PACHI and os.access(PACHI, os.X_OK)),
                     reason="no Pachi binary ($PACHI or /work/pachi/pachi): build Pachi 12.90 as in "
                            "docs/matches.md")

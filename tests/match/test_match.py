@@ -408,6 +408,7 @@ def test_sprt_stops_early(tmp_path):
     assert results["pairs"][0]["sprt"]["verdict"] == "accept"
 
 
+@pytest.mark.slow          # a match against GNU Go
 @needs_core
 @needs_gnugo
 def test_gnugo_match_end_to_end(tmp_path):

@@ -151,6 +151,7 @@ def test_leela_zero_net_needs_19x19(tmp_path, capsys):
     assert "19x19 only" in capsys.readouterr().err
 
 
+@pytest.mark.slow          # a match against GNU Go
 @pytest.mark.skipif(GNUGO is None, reason="GNU Go is not installed")
 def test_in_process_net_against_gnugo(tmp_path, nets):
     a, _ = nets

@@ -251,6 +251,7 @@ def test_gpu_settings_measure_the_engine_search_on_cuda():
 
 # -- a tiny training run on CUDA ----------------------------------------------------------------
 
+@pytest.mark.slow          # a training run
 def test_a_tiny_train_loop_runs_on_cuda(tmp_path):
     """``python -m train.loop --device cuda`` with tests/helpers/training.py's tiny settings:
     self-play and training both on the GPU, to the game budget, with checkpoints."""

@@ -13,6 +13,8 @@ from tests.helpers import kata_oracle as ko  # noqa: E402
 
 from engine.nets import kataweights  # noqa: E402
 
+pytestmark = pytest.mark.slow          # KataGo's own evaluator as the oracle
+
 TOLERANCE = {"value": 1e-3, "policy": 1e-3, "ownership": 1e-3, "lead": 1e-3}
 
 ORACLE_MISSING = "no KataGo oracle: set $KATAGO (katago binary) or $KATAGO_RAWNN (see tests/helpers/kata_oracle.py)"

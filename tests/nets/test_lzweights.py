@@ -35,8 +35,9 @@ _skip_without_leelaz = pytest.mark.skipif(
 
 
 def needs_leelaz(test):
-    """Mark a test as needing the leelaz binary (marker ``leelaz``; skipped with a reason)."""
-    return pytest.mark.leelaz(_skip_without_leelaz(test))
+    """Mark a test as needing the leelaz binary (markers ``leelaz`` and ``slow``: it runs Leela Zero;
+    skipped with a reason)."""
+    return pytest.mark.slow(pytest.mark.leelaz(_skip_without_leelaz(test)))
 
 # (blocks, filters, version, seed, file name): two tower sizes x both format versions, text and gzip.
 NETS = [

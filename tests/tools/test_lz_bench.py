@@ -102,6 +102,7 @@ def test_run_ours_structure(tiny_net):
         lz_bench.run_ours(model, 1, 8, 8, "fp32", parallel="nope")
 
 
+@pytest.mark.slow          # runs Leela Zero
 @pytest.mark.skipif(not HAVE_LEELAZ, reason="leelaz not installed (Debian package leela-zero)")
 def test_vs_leelaz_tiny(capsys):
     args = argparse.Namespace(nets=["2x16"], visits=64, threads=[1], batch=16, dtype="auto",
@@ -127,6 +128,7 @@ def test_vs_leelaz_tiny(capsys):
     assert "leelaz" in printed and "ratio" in printed and "2x16 t1" in printed
 
 
+@pytest.mark.slow          # runs Leela Zero
 @pytest.mark.skipif(not HAVE_LEELAZ, reason="leelaz not installed (Debian package leela-zero)")
 def test_vs_leelaz_engine_defaults(monkeypatch, tmp_path):
     """The default: the engine's measured precision and search threads."""

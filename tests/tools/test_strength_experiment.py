@@ -54,6 +54,7 @@ def test_bootstrap_interval_covers_the_fit_and_separates_clear_winners():
     assert diff[0] == pytest.approx(e) and diff[1] > 100           # the difference, with its own interval
 
 
+@pytest.mark.slow          # training runs, rated
 def test_tiny_experiment_rates_and_resumes(tmp_path):
     exp = tmp_path / "exp"
     args = ["--exp-dir", str(exp), "--designs", "az,agz-async-finish", "--seeds", "1", "--flops", "1.5e9",

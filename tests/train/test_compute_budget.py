@@ -111,6 +111,7 @@ def run_loop(args, timeout=300):
                           text=True, timeout=timeout)   # a hang guard, not a budget
 
 
+@pytest.mark.slow          # training runs: python -m train.loop
 def test_run_stops_at_its_cpu_budget_counting_every_stage_and_resume_continues(tmp_path):
     root = tmp_path / "run"
     r = run_loop(["--run-dir", str(root), "--budget", "0.004cpuh", *TINY])
@@ -133,6 +134,7 @@ def test_run_stops_at_its_cpu_budget_counting_every_stage_and_resume_continues(t
     assert r.returncode == 0 and "CPU budget spent" in r.stderr
 
 
+@pytest.mark.slow          # training runs: python -m train.loop
 def test_run_stops_at_its_flops_budget(tmp_path):
     root = tmp_path / "run"
     r = run_loop(["--run-dir", str(root), "--budget", "2e9flops", *TINY])

@@ -196,6 +196,7 @@ def test_config_checks_the_device_count():
 TINY = tiny(threads=2)
 
 
+@pytest.mark.slow          # a training run on two processes
 def test_loop_trains_on_two_processes_and_resumes(tmp_path):
     """``train.loop --train-devices 2`` on 5x5: 8 games then a resume to 12 (budgets in games,
     one step per game): both ranks train, rank 0 writes every checkpoint, the follower's usage
@@ -262,6 +263,7 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+@pytest.mark.slow          # a training run on two processes
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the rank through /proc")
 def test_a_rank_killed_mid_run_fails_the_trainer_instead_of_hanging(tmp_path):
     """kill -9 of rank 1 while training: rank 0's next collective fails, the trainer exits

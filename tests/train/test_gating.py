@@ -325,6 +325,7 @@ def check_decisions(rd: RunDir):
     return decisions
 
 
+@pytest.mark.slow          # a training run with gating
 def test_agz_sync_loop_end_to_end(tmp_path):
     rd = RunDir(tmp_path / "run")
     r = run_loop(["--run-dir", str(rd.root), "--pipeline", "sync", "--generation-games", "8",
@@ -347,6 +348,7 @@ def test_agz_sync_loop_end_to_end(tmp_path):
     assert "summary (agz, sync" in r.stderr
 
 
+@pytest.mark.slow          # a training run with gating
 def test_agz_async_loop_end_to_end(tmp_path):
     # A games budget, not a time budget: the same games, checkpoints and last decision on any
     # machine.  After the 16 games the trainer does the 16 steps they paid for (a checkpoint

@@ -153,6 +153,7 @@ def test_no_valid_checkpoint_at_all(tmp_path):
     assert not rd.list_models()
 
 
+@pytest.mark.slow          # a training run resumed
 def test_resume_past_a_corrupt_checkpoint_and_game_record(tmp_path):
     """The reported failure: --resume with a truncated newest checkpoint stopped with
     "stage failed: trainer (exit 1)".  Self-play alone (--selfplay-only) keeps it quick: the

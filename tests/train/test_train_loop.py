@@ -17,6 +17,8 @@ from train.rundir import RunDir
 
 from tests.helpers.training import REPO, TINY, run_loop
 
+pytestmark = pytest.mark.slow          # training runs: python -m train.loop
+
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):

@@ -13,6 +13,8 @@ from engine.nets import weights
 from train.games.records import read_npz, read_sgf_moves
 from train.rundir import RunDir, iter_metrics
 
+pytestmark = pytest.mark.slow          # a training run killed with -9 and resumed
+
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "8",
         "--parallel-games", "4", "--batch", "16", "--train-batch", "16", "--min-games", "2",
