@@ -455,6 +455,7 @@ def run_engine(args: list[str], lines: list[str], timeout: float = 300) -> subpr
                           timeout=timeout, cwd=str(ROOT), env=env)
 
 
+@pytest.mark.slow          # analyses on the shipped 9x9 net
 def test_issue_command_on_the_shipped_9x9_net():
     line = ('{"id":"a","moves":[["B","E5"]],"rules":"chinese","komi":7,"boardXSize":9,'
             '"boardYSize":9,"maxVisits":50,"analyzeTurns":[0,1],"includeOwnership":true}')

@@ -29,6 +29,8 @@ from sgfmill.boards import Board
 from engine import coords
 from engine.core import BLACK, EMPTY, WHITE, Game, Rules, other
 
+pytestmark = pytest.mark.slow          # 2,000 random games move by move against sgfmill (about 2 minutes)
+
 KOMI = 7.5
 PASS_PROBABILITY = 0.04
 PROBES = 1                # illegal empty points cross-checked per move (plus the ko point)

@@ -270,6 +270,7 @@ def _oracle():
     return kata_oracle
 
 
+@pytest.mark.slow          # KataGo's own evaluator as the oracle
 def test_errors_match_katago_kata_raw_nn():
     ko = _oracle()
     binary = next((p for p in (ko.katago_path(), Path("/work/katago/katago")) if p and p.is_file()), None)

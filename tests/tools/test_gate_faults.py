@@ -11,6 +11,8 @@ What holds (60-game matches, 4 clients x 2 games, 3 kills per gate, 200 gates):
   outlasts the lost attempt) keeps the promotion rate with kills at the one without, within
   its interval, whether a replay repeats the lost game or is a new one;
 - when a game's length does not depend on its result, nothing is biased, skipped or not."""
+import pytest
+
 from tools.gate_faults import measure, simulate_gate, wilson
 from train.gating import GateRule
 
@@ -27,6 +29,7 @@ def test_wilson_interval():
     assert abs(lo - 0.4038) < 1e-3 and abs(hi - 0.5962) < 1e-3
 
 
+@pytest.mark.slow          # hundreds of simulated gates
 def test_replays_keep_the_promotion_rate_and_skipping_lost_games_does_not():
     rows = _rows(0.6, ("replay (same game)", "replay (new game)", "replay (new game), no length rule",
                        "skip lost"))
@@ -49,6 +52,7 @@ def test_replays_keep_the_promotion_rate_and_skipping_lost_games_does_not():
         assert r["diff_vs_no_kills"] > 0.04                                  # the bias replays remove
 
 
+@pytest.mark.slow          # hundreds of simulated gates
 def test_nothing_is_biased_when_length_is_independent_of_the_result():
     rows = _rows(1.0, ("replay (new game)", "skip lost"))
     for name in ("kills, replay (new game)", "kills, skip lost"):

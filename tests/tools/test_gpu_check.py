@@ -31,6 +31,7 @@ def dry_run(tmp_path_factory):
     return json.loads(out.read_text()), r
 
 
+@pytest.mark.slow          # the dry run: benchmarks and a nested pytest
 def test_dry_run_writes_every_key(dry_run):
     data, r = dry_run
     for key in KEYS:
@@ -45,6 +46,7 @@ def test_dry_run_writes_every_key(dry_run):
     assert json.loads(r.stdout.strip().splitlines()[-1])["engine_visits_per_s"] == data["engine_visits_per_s"]
 
 
+@pytest.mark.slow          # the dry run: benchmarks and a nested pytest
 def test_dry_run_suite_is_the_small_subset(dry_run):
     data, _ = dry_run
     suite = data["suite"]

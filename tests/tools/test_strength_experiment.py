@@ -106,6 +106,7 @@ def test_tiny_experiment_rates_and_resumes(tmp_path):
     assert all(math.isfinite(d["elo"]) for d in summary2["designs"].values())
 
 
+@pytest.mark.slow          # a calibration and a training unit
 def test_cpu_hours_convert_at_a_rate_calibrated_once_and_saved(tmp_path):
     exp = tmp_path / "exp"
     r = experiment("--exp-dir", str(exp), "--designs", "az", "--seeds", "1", "--cpu-hours", "0.001",

@@ -132,6 +132,7 @@ def max_diff(a: dict, b: dict) -> float:
     return max(float((a[k].double() - b[k].double()).abs().max()) for k in a)
 
 
+@pytest.mark.slow          # data-parallel training in two processes
 def test_two_processes_equal_one_at_the_same_global_batch(window, tmp_path):
     model_path = tmp_path / "start.pt"
     weights.save(model_path, weights.new_model(NetConfig(blocks=2, filters=8), seed=5), {"step": 0})
@@ -230,6 +231,7 @@ def test_trainer_rejects_a_device_count_that_does_not_divide_the_batch(tmp_path)
     assert r.returncode == 2 and "multiple of --train-devices 3" in r.stderr
 
 
+@pytest.mark.slow          # data-parallel training in two processes
 def test_bench_reports_both_process_counts(capsys):
     from tools import ddp_bench
     assert ddp_bench.main(["--processes", "1", "2", "--no-same-cores", "--board-size", "5", "--blocks", "1",
