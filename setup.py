@@ -22,7 +22,7 @@ setup(
         "matplotlib>=3.5",   # train.report and tools.experiment draw PNG plots
     ],
     extras_require={
-        "test": ["pytest>=7", "ray>=2.9"],   # tests/test_ray_cluster.py runs in CI
+        "test": ["pytest>=7", "ray>=2.9"],   # tests/cluster/test_ray_cluster.py runs in CI
         "cluster": ["ray>=2.9"],
     },
     entry_points={"console_scripts": ["goengine=engine.__main__:main"]},

@@ -3,8 +3,8 @@
 #
 # The extension is rebuilt with GOENGINE_SANITIZE=1 (see src_c/build_core.py) inside a temporary
 # copy of the repository, so the normal in-place build is never touched.  The tests that drive
-# the C core (tests/test_board*.py, tests/test_features.py, tests/test_search*.py,
-# tests/test_winograd.py, those that exist) then run there with libasan preloaded into the
+# the C core (tests/core/test_board*.py, tests/core/test_features.py, tests/play/test_search*.py,
+# tests/nets/test_winograd.py, those that exist) then run there with libasan preloaded into the
 # (uninstrumented) Python interpreter.
 #
 # Exit status: 0 only if the build succeeds, pytest passes and no sanitizer printed a report;
@@ -14,7 +14,7 @@
 # Usage: tests/run_sanitizers.sh [extra pytest arguments, e.g. -k ko]
 # Environment: PYTHON (default: python3); KEEP_SANITIZE_DIR=1 keeps the temporary copy;
 # SANITIZE_PREPARE, a shell command run inside the copy before the build, lets a test break the
-# copy on purpose (tests/test_sanitizers.py does, to prove that reports are caught).
+# copy on purpose (tests/core/test_sanitizers.py does, to prove that reports are caught).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,8 +64,8 @@ if ! ls "$WORK"/engine/_core*.so >/dev/null 2>&1; then
 fi
 
 TESTS=()
-for f in "$WORK"/tests/test_board*.py "$WORK"/tests/test_features.py "$WORK"/tests/test_search*.py \
-         "$WORK"/tests/test_winograd.py; do
+for f in "$WORK"/tests/core/test_board*.py "$WORK"/tests/core/test_features.py "$WORK"/tests/play/test_search*.py \
+         "$WORK"/tests/nets/test_winograd.py; do
     if [ -e "$f" ]; then TESTS+=("${f#"$WORK"/}"); fi
 done
 if [ ${#TESTS[@]} -eq 0 ]; then

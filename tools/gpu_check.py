@@ -25,7 +25,7 @@ and writes one JSON file with the keys ``suite``, ``selfplay_evals_per_s``,
 ``device`` and ``cpu``, plus the details (``selfplay_rows``, ``engine``, ``build``).  The file is
 rewritten after every step, so what was measured survives a kill.  ``--dry-run`` does the same
 on a CPU in under 2 minutes: a 1x8 net, a few seconds per measurement, and the suite replaced by
-``tests/test_cuda.py tests/test_board.py``.
+``tests/nets/test_cuda.py tests/core/test_board.py``.
 
 Only the standard library is imported until the build is done: the C core may not exist yet.
 """
@@ -45,7 +45,7 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET_S = 345.0              # the whole check on a GPU, with margin under 6 minutes
 DRY_BUDGET_S = 100.0          # --dry-run, under 2 minutes
-DRY_SUITE = ["tests/test_cuda.py", "tests/test_board.py"]
+DRY_SUITE = ["tests/nets/test_cuda.py", "tests/core/test_board.py"]
 
 # (selfplay_bench settings, seconds) per row: the issue's H200 baseline row; the same with two
 # lanes, 4 search threads and CUDA graphs (train.games.batcher, engine.nets.cudagraphs); then 19x19 with them.

@@ -5,7 +5,7 @@ on one core each, fp32) against KataGo's CPU (Eigen) build on the same net and p
 alternating rounds so both see the same machine load.  KataGo is measured either as its search
 (``--katago BIN``: ``genmove`` with ``maxVisits`` and the same number of search threads, time
 from KataGo's own log-free GTP answer) or, when only KataGo's evaluator is built
-(``--rawnn BIN``, see tests/kata_oracle.py), as its network evaluations/s with that many
+(``--rawnn BIN``, see tests/helpers/kata_oracle.py), as its network evaluations/s with that many
 concurrent evaluations: one evaluation per visit, so an upper bound on its visits/s.
 
 ``strength``: this net at ``--visits`` against ``gnugo --level 10`` (9x9, komi 7, Chinese) via
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--rounds", type=int, default=2)
     who = s.add_mutually_exclusive_group(required=True)
     who.add_argument("--katago", type=Path, help="KataGo binary (CPU/Eigen build)")
-    who.add_argument("--rawnn", type=Path, help="KataGo evaluator driver (tests/kata_oracle.py)")
+    who.add_argument("--rawnn", type=Path, help="KataGo evaluator driver (tests/helpers/kata_oracle.py)")
     t = sub.add_parser("strength")
     t.add_argument("--net", type=Path, required=True)
     t.add_argument("--visits", type=int, default=32)

@@ -37,6 +37,15 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def console_script(name: str) -> str:
+    """The console script ``name`` installed beside this interpreter (a virtual environment's
+    bin/, found even when the environment is not activated), else ``name`` as PATH finds it."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which(name) or name
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -130,7 +139,7 @@ class LocalCluster:
                    timeout: float = 120.0) -> Node:
         """Starts a node (the first one is the head) and waits until the cluster lists it."""
         temp = self.root / name
-        args = ["ray", "start", "--block", "--num-cpus", str(cpus), "--temp-dir", str(temp),
+        args = [console_script("ray"), "start", "--block", "--num-cpus", str(cpus), "--temp-dir", str(temp),
                 "--object-store-memory", str(self.object_store), "--disable-usage-stats",
                 "--dashboard-agent-listen-port", str(_free_port()), "--node-name", name]
         if resources:

@@ -1,5 +1,5 @@
 /* game_play_oom.c - game_play leaves the game unchanged when it runs out of memory.
- * Built by tests/test_core_boundary.py with failing_realloc.h force-included. */
+ * Built by tests/core/test_core_boundary.py with failing_realloc.h force-included. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-# gogui-regress tests of the engine, run by tests/test_gogui.py as
+# gogui-regress tests of the engine, run by tests/clients/test_gogui.py as
 #   java -jar gogui-regress.jar -long -output DIR \
 #     "python -m engine --size 9 --weights uniform --seed 1 --threads 1 --visits 8" engine.tst
 # (gogui-regress starts the engine in this folder: loadsgf paths are relative to it).
@@ -27,7 +27,7 @@
 #? [false]
 
 # -- GoGui's analyze commands: the list, then every command in it --------------------------------
-# (the list is literal: tests/test_gogui.py checks that each command in it is tested below)
+# (the list is literal: tests/clients/test_gogui.py checks that each command in it is tested below)
 10 gogui-analyze_commands
 #? [dboard/Policy heatmap/goengine-policy %m\ngfx/Policy labels/goengine-policy_gfx %m\ndboard/Ownership/goengine-ownership %m\npspairs/Visit counts/goengine-visits %m\nvar/Principal variation/goengine-pv %m\nparam/Engine parameters/goengine-param]
 

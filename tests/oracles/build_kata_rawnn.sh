@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds tests/oracles/kata_rawnn (the KataGo evaluator driver of tests/kata_oracle.py) against a
+# Builds tests/oracles/kata_rawnn (the KataGo evaluator driver of tests/helpers/kata_oracle.py) against a
 # KataGo source tree whose Eigen build has compiled at least core/, game/, neuralnet/, dataio/:
 #   git clone https://github.com/lightvector/KataGo /work/katago   (outside this repository)
 #   cd /work/katago/cpp && mkdir build && cd build

@@ -1,4 +1,4 @@
-// Test oracle for tests/kata_oracle.py: KataGo's own featurization (NNInputs::fillRowV7), Eigen
+// Test oracle for tests/helpers/kata_oracle.py: KataGo's own featurization (NNInputs::fillRowV7), Eigen
 // network and NNEvaluator post-processing, driven over stdin.  Links against an Eigen build of
 // KataGo's public source (see build_kata_rawnn.sh); it is not part of the engine.
 // usage: rawnn MODEL [THREADS [MAX_BOARD_SIZE]]

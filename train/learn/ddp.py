@@ -25,7 +25,7 @@ same), except for batch norm, which normalises over each rank's share, not over 
 batch (the usual data-parallel practice: ``SyncBatchNorm`` in torch 2.13 runs on GPUs only, and
 there it would add two collectives per batch-norm layer).  The running statistics are rank 0's
 (DDP sends them to every rank before each forward pass), so the checkpoint is rank 0's model.
-``tests/test_ddp.py`` shows the equivalence: 2 ranks give bitwise the weights of one process
+``tests/train/test_ddp.py`` shows the equivalence: 2 ranks give bitwise the weights of one process
 that computes the two halves of each batch as separate batch-norm batches.
 
 The losses reported are the mean over the ranks (one more small all-reduce), so every rank

@@ -1,0 +1,1 @@
+"""KataGo's JSON analysis engine."""

@@ -1,0 +1,1 @@
+"""GUI and client programs driving the engine: Lizzie, Quarry, GoGui, KaTrain, Sabaki."""

@@ -1,0 +1,1 @@
+"""The run on Ray: one machine and several nodes."""

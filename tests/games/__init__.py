@@ -1,0 +1,1 @@
+"""The game runner: GamePool, its lanes and players, self-play games."""

@@ -1,0 +1,1 @@
+"""The GTP engine: commands, golden transcripts, streaming analysis, start-up and doctor."""

@@ -1,0 +1,1 @@
+"""Matches and ratings: GTP and in-process players, resume, Elo and SPRT, the ladder."""

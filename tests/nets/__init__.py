@@ -1,0 +1,1 @@
+"""Networks: ours, Leela Zero's and KataGo's weights, the evaluator, precision, Winograd, CUDA."""

@@ -1,0 +1,1 @@
+"""tools/: benchmarks, checks and the experiment pipeline."""

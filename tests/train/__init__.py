@@ -1,0 +1,1 @@
+"""Training: the replay window, the trainer, DDP, gating, the loop, budgets, resume."""

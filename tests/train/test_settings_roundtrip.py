@@ -1,0 +1,102 @@
+"""Run settings saved by the previous release still load, and their run directories resume.
+
+``tests/data/runconfig-previous-release.json`` is a ``RunConfig.to_dict()`` written by the
+release before the settings moved to one home (a 5x5 AlphaGo Zero run with most play settings
+changed from their defaults).  It stays as it was written: the test is that today's code reads
+it, keeps every value, and resumes a run directory that holds it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.play.settings import PlaySettings, add_play_arguments, field_options, play_settings_from
+from engine.rules import Rules
+from train.config import GateRule, RunConfig
+from train.gating import gate_settings
+from train.loop import build_parser, prepare_run, resolve_config
+from train.rundir import RunDir
+
+FIXTURE = Path(__file__).resolve().parents[1] / "data" / "runconfig-previous-release.json"
+
+
+def previous() -> dict:
+    return json.loads(FIXTURE.read_text())
+
+
+def test_a_previous_release_config_loads_with_every_value():
+    old = previous()
+    cfg = RunConfig.from_dict(old).check()
+    now = cfg.to_dict()
+    changed = {k: (v, now.get(k)) for k, v in old.items() if now.get(k) != v}
+    assert not changed, f"values of the saved config read differently: {changed}"
+    assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
+    assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
+        (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
+    assert cfg.gate == GateRule(threshold=0.55, max_games=40, elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
+    assert (cfg.gate_resign_threshold, cfg.resign_cap) == (-0.8, -0.5)     # root values, as saved
+    assert gate_settings(cfg).resign == (-0.8 + 1.0) / 2.0                  # gating's resignation winrate
+
+
+def test_a_previous_release_run_directory_resumes(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    prepare_run(rd, RunConfig.from_dict(previous()), resume=False)
+    shutil.copyfile(FIXTURE, rd.config_path)                     # the config as that release wrote it
+    argv = ["--run-dir", str(rd.root), "--resume", "--visits", "12"]
+    args = build_parser().parse_args(argv)
+    explicit = build_parser(suppress_defaults=True).parse_args(argv)
+    cfg = resolve_config(args, explicit, rd)
+    assert cfg.play.visits == 12                                      # given again: it overrides
+    assert resumed(rd, "--gate-games", "12", "--gate-elo1", "20").gate == \
+        GateRule(max_games=12, elo1=20.0)                             # the saved gate_games is 40
+    assert cfg.to_dict() | {"visits": 16} == RunConfig.from_dict(previous()).to_dict()
+    assert prepare_run(rd, cfg, resume=True) == cfg
+    assert [n for n, _ in rd.list_models()] == [0] and rd.best_path.is_file()
+    assert RunConfig.from_dict(rd.read_config()) == cfg           # saved back in today's form
+
+
+def resumed(rd: RunDir, *options: str):
+    argv = ["--run-dir", str(rd.root), "--resume", *options]
+    return resolve_config(build_parser().parse_args(argv), build_parser(suppress_defaults=True).parse_args(argv), rd)
+
+
+def test_komi_and_rules_given_apart_on_resume_make_one_rules_value(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    prepare_run(rd, RunConfig.from_dict(previous()), resume=False)
+    assert resumed(rd).rules == Rules.preset("tromp-taylor", 5.5)
+    assert resumed(rd, "--komi", "6.5").rules == Rules.preset("tromp-taylor", 6.5)     # the saved preset stays
+    assert resumed(rd, "--rules", "cn").rules == Rules.preset("chinese", 5.5)          # the saved komi stays
+    saved = resumed(rd, "--komi", "-3").to_dict()
+    assert (saved["komi"], saved["rules"]) == (-3.0, "tromp-taylor")                   # config.json's keys
+    for bad in (["--rules", "japanese"], ["--komi", "nan"]):
+        with pytest.raises(ValueError):
+            resumed(rd, *bad)
+
+
+def test_a_config_with_unknown_rules_or_a_bad_komi_does_not_load():
+    for change in ({"rules": "martian"}, {"komi": 2000.0}):
+        with pytest.raises(ValueError):
+            RunConfig.from_dict(previous() | change)
+    assert RunConfig.from_dict({}).rules == RunConfig().rules
+    with pytest.raises(ValueError, match="--rules"):
+        RunConfig(rules=Rules("simple", True)).check()                                 # not a preset
+
+
+def test_play_settings_options_are_generated_from_the_fields_and_read_back():
+    ap = argparse.ArgumentParser()
+    options = {"visits": "visits", "root": "root", "forced_playouts_k": "forced_playouts", "max_moves": "max_moves"}
+    add_play_arguments(ap, options, PlaySettings(visits=7))
+    assert play_settings_from(ap.parse_args([]), options) == PlaySettings(visits=7)
+    ns = ap.parse_args(["--forced-playouts", "1.5", "--root", "gumbel", "--max-moves", "30"])
+    got = play_settings_from(ns, options, base=PlaySettings(temperature=0.5))
+    assert got == PlaySettings(visits=7, root="gumbel", forced_playouts_k=1.5, max_moves=30, temperature=0.5)
+    assert field_options(got, options) == {"visits": 7, "root": "gumbel", "forced_playouts": 1.5, "max_moves": 30}
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--root", "mcts"])                                                # the field's choices
+    quiet = argparse.ArgumentParser()
+    add_play_arguments(quiet, options, suppress_defaults=True)
+    assert vars(quiet.parse_args(["--visits", "3"])) == {"visits": 3}
