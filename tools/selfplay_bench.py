@@ -28,7 +28,8 @@ from tools.bench import raw_benchmark
 from engine.nets.network import GoNet, NetConfig
 from engine.nets.precision import resolve
 from engine.nets.weights import load as load_weights
-from train.config import RunConfig, add_arguments, from_namespace, stage_threads
+from train.config import RunConfig, add_arguments, from_namespace
+from train.stage import stage_threads
 from train.games.pool import Agent, GamePool, GameSpec, PoolStats, Slot
 from train.selfplay import play_settings
 

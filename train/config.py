@@ -18,12 +18,9 @@ config cannot drift apart.  Defaults suit 9x9 on a laptop CPU:
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import math
-import os
 import re
-import signal
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -383,111 +380,3 @@ def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> Run
         if hasattr(ns, name):
             d[name] = getattr(ns, name)
     return RunConfig.from_dict(d)
-
-
-# ---------------------------------------------------------------------------------------------
-# What every stage process does at start: threads, devices, dying with its parent, stop signals
-
-
-# Async pipeline: each stage's share of the cores when no thread count is given.
-ASYNC_SHARES = {"az": {"selfplay": 0.5, "train": 0.5},
-                "agz": {"selfplay": 0.5, "train": 0.25, "gate": 0.25}}
-
-
-def _cores() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
-        return list(range(os.cpu_count() or 1))
-
-
-def stage_cpus(cfg: RunConfig, stage: str, cores: list[int] | None = None) -> list[int] | None:
-    """With --pin-cpus in the async pipeline: the cores ``stage`` is pinned to, its
-    :data:`ASYNC_SHARES` share of ``cores`` (default: this process's), handed out in the order
-    self-play, trainer, gate (a stage that finds no core left shares the last ones); else None."""
-    if not cfg.pin_cpus or cfg.pipeline == "sync":
-        return None
-    cores = list(cores if cores is not None else _cores())
-    n, at = len(cores), 0
-    for name, share in ASYNC_SHARES[cfg.mode].items():
-        k = max(1, min(n, round(n * share)))
-        if at + k > n:
-            at = n - k
-        if name == stage:
-            return cores[at:at + k]
-        at += k
-    return cores
-
-
-def pin_stage(cfg: RunConfig, stage: str) -> list[int] | None:
-    """Pins this process to ``stage_cpus`` (if any); returns them."""
-    cpus = stage_cpus(cfg, stage)
-    if cpus is not None and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, cpus)
-    return cpus
-
-
-def stage_threads(cfg: RunConfig, stage: str) -> int:
-    """Torch threads for ``stage`` ("selfplay", "train" or "gate"): its own option, else
-    --threads, else its share of the cores: all of them in the sync pipeline (one stage runs at a
-    time), :data:`ASYNC_SHARES` in the async one (the stages share the machine; with
-    --pin-cpus, the cores it is pinned to)."""
-    own = {"selfplay": cfg.selfplay_threads, "train": cfg.train_threads, "gate": cfg.gate_threads}[stage]
-    if own:
-        return int(own)
-    if cfg.threads:
-        return int(cfg.threads)
-    pinned = stage_cpus(cfg, stage)
-    if pinned is not None:
-        return len(pinned)
-    cores = len(_cores())
-    if cfg.pipeline == "sync":
-        return cores
-    return max(1, int(cores * ASYNC_SHARES[cfg.mode].get(stage, 0.5)))
-
-
-def stage_device(cfg: RunConfig, stage: str) -> str | None:
-    own = {"selfplay": cfg.selfplay_device, "train": cfg.train_device, "gate": cfg.gate_device}[stage]
-    return own or cfg.device
-
-
-def die_with_parent(parent_pid: int | None) -> None:
-    """Makes the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
-    a kill -9 of ``train.loop`` takes its stages with it; exits at once if the parent is
-    already gone.  Elsewhere stages notice through :class:`StopFlag` polling ``getppid``."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)     # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if parent_pid is not None and os.getppid() != parent_pid:
-        os._exit(3)
-
-
-class StopFlag:
-    """Set by SIGTERM/SIGINT ("stop now") or SIGUSR1 ("finish what you owe, then stop"); also
-    reports a dead parent.  Stages poll it between units of work."""
-
-    def __init__(self, parent_pid: int | None = None):
-        self.now = False
-        self.drain = False
-        self.parent_pid = parent_pid
-        self._os = os
-
-        def _stop(signum, frame):
-            self.now = True
-
-        def _drain(signum, frame):
-            self.drain = True
-
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
-        if hasattr(signal, "SIGUSR1"):
-            signal.signal(signal.SIGUSR1, _drain)
-
-    @property
-    def orphaned(self) -> bool:
-        return self.parent_pid is not None and self._os.getppid() != self.parent_pid
-
-    def __bool__(self) -> bool:
-        return self.now or self.orphaned

@@ -61,7 +61,6 @@ leaves a promoted model unused.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
@@ -72,12 +71,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-import torch
 
 from engine.core import BLACK, WHITE, Rules
 from engine.play.settings import resign_winrate
-from train.config import (CONTINUE, PROMOTE, REJECT, GateRule, RunConfig, StopFlag, die_with_parent, pin_stage,
-                          stage_device, stage_threads)
+from train import stage
+from train.config import CONTINUE, PROMOTE, REJECT, GateRule, RunConfig
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
 from train.games.records import write_sgf
 from train.rundir import RunDir
@@ -533,13 +531,8 @@ def next_candidate(rd: RunDir, phase: dict[str, Any] | None) -> tuple[tuple[int,
 def run(run_dir: str, parent_pid: int | None = None) -> int:
     """The gating stage (see the module docstring).  SIGTERM: abandon the match and exit;
     SIGUSR1: exit once nothing is left to gate."""
-    die_with_parent(parent_pid)
-    stop = StopFlag(parent_pid)
-    rd = RunDir(run_dir)
-    cfg = RunConfig.from_dict(rd.read_config())
-    pin_stage(cfg, "gate")
-    torch.set_num_threads(stage_threads(cfg, "gate"))
-    device = stage_device(cfg, "gate")
+    start = stage.stage_start("gate", run_dir, parent_pid)
+    rd, cfg, stop, device = start.rd, start.cfg, start.stop, start.device
     print(f"gate: {cfg.gate_workers} workers, {cfg.gate_parallel_games} games in flight, "
           f"{cfg.gate.threshold:.0%} of {cfg.gate.max_games}, SPRT({cfg.gate.elo0:g}, {cfg.gate.elo1:g})", flush=True)
     last = [time.time()]
@@ -571,12 +564,8 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.gating",
-                                 description="The gating stage of an agz run (normally started by train.loop).")
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
-    a = ap.parse_args(argv)
-    return run(a.run_dir, a.parent_pid)
+    return stage.main("python -m train.gating", "The gating stage of an agz run (normally started by train.loop).",
+                      run, argv)
 
 
 if __name__ == "__main__":
