@@ -84,6 +84,33 @@ GATE_OPTIONS = {"threshold": "gate_threshold", "max_games": "gate_games", "elo0"
 
 
 @dataclass
+class TrainSettings:
+    """How the trainer steps (:class:`train.learn.step.Trainer`): optimiser, learning-rate
+    schedule, loss weights and precision.  A training run's options and config.json keys
+    (:data:`TRAIN_OPTIONS`)."""
+
+    lr: float = _opt(0.02, "learning rate (SGD)")
+    lr_warmup: int = _opt(100, "steps of linear learning-rate warm-up")
+    lr_drops: str = _opt("", "learning-rate drops STEP:FACTOR,... (e.g. 20000:0.1,40000:0.01)")
+    momentum: float = _opt(0.9, "SGD momentum")
+    weight_decay: float = _opt(1e-4, "L2 weight decay")
+    value_weight: float = _opt(1.0, "weight of the value loss (MSE on the tanh value)")
+    ownership_weight: float = _opt(1.0, "weight of the ownership loss (mean squared error per point)")
+    score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
+    amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA; on a CPU bf16 autocast or "
+                            "fp32, whichever is faster there, measured once and cached), fp32, bf16, fp16",
+                    choices=("auto", "fp32", "bf16", "fp16"))
+
+    def drops(self) -> list[tuple[int, float]]:
+        """:attr:`lr_drops` parsed (:func:`parse_lr_drops`); ValueError if malformed."""
+        return parse_lr_drops(self.lr_drops)
+
+
+# TrainSettings' fields given as options (field -> option and config.json key).
+TRAIN_OPTIONS = {f.name: f.name for f in dataclasses.fields(TrainSettings)} | {"amp": "train_amp"}
+
+
+@dataclass
 class RunConfig:
     # what is played
     mode: str = _opt("az", "az: self-play always uses the latest checkpoint (no gating); agz: a checkpoint "
@@ -156,22 +183,12 @@ class RunConfig:
     window: int = _opt(10_000, "replay window: the most recent games sampled from")
     min_games: int = _opt(64, "games on disk before training starts")
     train_batch: int = _opt(256, "positions per training step")
-    lr: float = _opt(0.02, "learning rate (SGD)")
-    lr_warmup: int = _opt(100, "steps of linear learning-rate warm-up")
-    lr_drops: str = _opt("", "learning-rate drops STEP:FACTOR,... (e.g. 20000:0.1,40000:0.01)")
-    momentum: float = _opt(0.9, "SGD momentum")
-    weight_decay: float = _opt(1e-4, "L2 weight decay")
+    train: TrainSettings = field(default_factory=TrainSettings, metadata={"options": TRAIN_OPTIONS})
     steps_per_game: float = _opt(1.0, "training steps allowed per self-play game on disk "
                                       "(the trainer waits when ahead)")
     samples_per_position: float | None = _opt(None, "instead of --steps-per-game: training samples "
                                                     "per self-play position")
-    value_weight: float = _opt(1.0, "weight of the value loss (MSE on the tanh value)")
-    ownership_weight: float = _opt(1.0, "weight of the ownership loss (mean squared error per point)")
-    score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
     checkpoint_every: int = _opt(100, "training steps between checkpoints (each one a new model)")
-    train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA; on a CPU "
-                                  "bf16 autocast or fp32, whichever is faster there, measured once and "
-                                  "cached), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
     train_devices: int = _opt(1, "data-parallel trainer processes (torch DistributedDataParallel: gloo "
                                  "on CPUs, NCCL with one GPU each from --train-device's index up); "
@@ -262,7 +279,7 @@ class RunConfig:
                              f"{self.train_devices} (each process trains on an equal share)")
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
-        parse_lr_drops(self.lr_drops)
+        self.train.drops()
         if self.init_cpu_hours < 0 or self.init_games < 0:
             raise ValueError("--init-cpu-hours and --init-games cannot be negative")
         if self.max_memory:
@@ -290,7 +307,8 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         """The config.json form, keyed as the command line's options (:data:`OPTIONS`): one key
         per field, the rules as ``komi`` and ``rules`` (the preset's name), the play settings as
-        :data:`PLAY_OPTIONS` and the gate rule as :data:`GATE_OPTIONS`."""
+        :data:`PLAY_OPTIONS`, the training settings as :data:`TRAIN_OPTIONS` and the gate rule as
+        :data:`GATE_OPTIONS`."""
         d: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -359,7 +377,7 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
             group.add_argument(flag, dest=f.name, type=str, default=name,
                                help=meta["help"] + f" (default: {f.default.name})")
             continue
-        if "options" in meta:                   # the PlaySettings and GateRule fields given as options
+        if "options" in meta:                   # the PlaySettings, TrainSettings and GateRule fields as options
             add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults)
             continue
         default = argparse.SUPPRESS if suppress_defaults else f.default

@@ -17,6 +17,7 @@ Stage process: ``python -m train.trainer --run-dir DIR`` (started by ``train.loo
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import sys
@@ -32,7 +33,7 @@ from train.learn import ddp
 from train import stage
 from train.config import RunConfig
 from train.replay import BatchLoader, ReplayWindow
-from train.learn.step import LOSS_NAMES, MAX_SKIPPED_IN_A_ROW, Trainer, TrainSettings
+from train.learn.step import LOSS_NAMES, MAX_SKIPPED_IN_A_ROW, Trainer
 
 
 def allowed_steps(cfg: RunConfig, games: int, mean_positions: float) -> int:
@@ -69,10 +70,10 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
         print("trainer: no model in the run directory", file=sys.stderr)
         return 2
     step, path, (model, meta) = latest
-    settings = TrainSettings.from_config(cfg)
     device = resolve_device(start.device)
-    settings.amp = choose_train_amp(model, device, cfg.board_size, cfg.train_batch // world, settings.amp,
-                                    log=lambda text: print(text, flush=True))
+    amp = choose_train_amp(model, device, cfg.board_size, cfg.train_batch // world, cfg.train.amp,
+                           log=lambda text: print(text, flush=True))
+    settings = dataclasses.replace(cfg.train, amp=amp)     # as measured; the saved config keeps "auto"
     group = None
     if world > 1:
         try:
