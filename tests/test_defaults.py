@@ -191,9 +191,20 @@ def test_default_visits_follow_the_board_size():
     assert [default_visits(n) for n in (17, 13, 11, 9, 7, 5, 2)] == [400, 800, 1600, 1600, 3200, 3200, 3200]
     eng = GTPEngine(lambda n: RandomEvaluator(seed=1), EngineConfig(size=19, seed=1, quiet=True),
                     stdout=io.StringIO(), stderr=io.StringIO())
-    assert eng._limits(1) == (400, None, None)
+
+    def searched() -> tuple:
+        """(visits, seconds) of the search a move of Black would run (it is not run)."""
+        seen: dict = {}
+        eng.player.search = lambda game, **kw: seen.update(kw)
+        try:
+            eng.run_search(eng.game, *eng._limits(1))
+        finally:
+            del eng.player.search
+        return seen["visits"], seen["seconds"]
+
+    assert searched() == (400, None)
     eng.command("boardsize 9")
-    assert eng._limits(1) == (1600, None, None)
+    assert searched() == (1600, None)
     eng.command("time_settings 0 5 1")                    # a clock: its time limits the move
-    visits, seconds, _ = eng._limits(1)
+    visits, seconds = searched()
     assert visits is None and 0 < seconds <= 5

@@ -122,7 +122,7 @@ class RunConfig:
                                               "checkpoint_every / steps_per_game: one candidate per "
                                               "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
-    rules: Rules = _opt(Rules.preset(DEFAULT_RULES, DEFAULT_KOMI), "rules preset: chinese (simple ko, no "
+    rules: Rules = _opt(Rules.default(), "rules preset: chinese (simple ko, no "
                         "suicide) or tromp-taylor", komi_help="komi")   # saved and given as komi, rules
     # the network
     blocks: int = _opt(6, "residual blocks of a new network")
@@ -328,7 +328,7 @@ class RunConfig:
         nested = {f.name: fields_from(d, f.metadata["options"], f.default_factory())
                   for f in fields if "options" in f.metadata}
         names = {f.name for f in fields} - {"rules"} - set(nested)
-        rules = Rules.preset(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))
+        rules = Rules.from_name(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))   # its name's inverse
         return cls(rules=rules, **nested, **{k: v for k, v in d.items() if k in names})
 
 

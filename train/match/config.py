@@ -10,7 +10,6 @@ from pathlib import Path
 
 from engine.core import Rules
 from engine.play.settings import DEFAULT_RESIGN, PlaySettings
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
 from train.match.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
 
 # The PlaySettings fields a match's (and the ladder's) command line gives: field -> option and
@@ -36,7 +35,7 @@ class GameSettings:
     """
 
     size: int = 19
-    rules: Rules = Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
+    rules: Rules = Rules.default()
     handicap: int = 0
     max_moves: int | None = None
     move_time_limit: float | None = None
