@@ -123,8 +123,9 @@ def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
     cal, run = ResignCalibrator(), RunConfig()
     assert (cal.fp_target, cal.min_games, cal.cap) == (run.resign_fp_target, run.resign_min_games, run.resign_cap)
     assert play_settings(RunConfig()).resign == 0.0             # until calibrated
-    assert gate_settings(RunConfig()).resign == (RunConfig.gate_resign_threshold + 1.0) / 2.0
-    assert gate_settings(RunConfig(gate_resign_threshold=-1.0)).resign == 0.0
+    assert gate_settings(RunConfig()).resign == RunConfig().gate_play.resign == 0.05
+    assert np.float32(resign_value(0.05)) == np.float32(resign_value(resign_winrate(-0.9)))   # as recorded before
+    assert gate_settings(RunConfig.from_dict({"gate_resign_threshold": -1.0})).resign == 0.0  # an old config
 
 
 @pytest.mark.parametrize("winrate", [0.05, 0.02, 0.1, 0.15, 0.3, 0.01])

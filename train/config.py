@@ -22,12 +22,13 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import PlaySettings, add_field_arguments, described as _opt, field_options, fields_from
+from engine.play.settings import (PlaySettings, add_field_arguments, described as _opt, field_options, fields_from,
+                                  resign_winrate)
 from engine.rules import AREA_PRESETS, DEFAULT_KOMI, DEFAULT_RULES, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
@@ -81,6 +82,20 @@ class GateRule:
 # GateRule's fields given as options (field -> option and config.json key).
 GATE_OPTIONS = {"threshold": "gate_threshold", "max_games": "gate_games", "elo0": "gate_elo0",
                 "elo1": "gate_elo1", "alpha": "gate_alpha", "beta": "gate_beta"}
+
+
+# Gating's PlaySettings: the fields given as options (field -> option and config.json key), their
+# help there and their defaults (no Dirichlet noise, no policy targets; visits None: --visits,
+# temperature_moves None: N//2).  train.gating.gate_settings fills in the rest per run.
+GATE_PLAY_OPTIONS = {"visits": "gate_visits", "temperature_moves": "gate_temperature_moves",
+                     "temperature": "gate_temperature", "resign": "gate_resign"}
+GATE_PLAY_HELPS = {"visits": "root visits per gating move (default --visits)",
+                   "temperature_moves": "opening moves of gating games sampled at --gate-temperature, for variety "
+                                        "(default N//2)",
+                   "temperature": "T of those moves (no Dirichlet noise in gating)",
+                   "resign": "gating games resign when the winrate falls below this (0: never)"}
+GATE_PLAY = PlaySettings(visits=None, temperature_moves=None, temperature=0.5, noise_epsilon=0.0, resign=0.05,
+                         record_policy=False)
 
 
 @dataclass
@@ -144,9 +159,9 @@ class RunConfig:
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
-    leaf_ramp: int = _opt(0, "self-play's and gating's trees grow their leaves per step with them: at most one "
-                             "per LEAF_RAMP root visits, at least one (as the engine's --batch-ramp); 0: up to "
-                             "--max-leaves-per-search from a tree's first visit, under virtual loss")
+    batch_ramp: int = _opt(0, "self-play's and gating's trees grow their leaves per step with them: at most one "
+                              "per BATCH_RAMP root visits, at least one (as the engine's --batch-ramp); 0: up to "
+                              "--max-leaves-per-search from a tree's first visit, under virtual loss")
     selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
                                   "run on a worker thread while the other lane searches (keeps a GPU busy; "
                                   "other seeds' games than with 1)", choices=(1, 2))
@@ -198,13 +213,9 @@ class RunConfig:
     gate: GateRule = field(default_factory=GateRule, metadata={"options": GATE_OPTIONS})
     gate_workers: int = _opt(2, "gating worker threads (each plays its share of the games in flight)")
     gate_parallel_games: int = _opt(32, "gating games in flight (over all gating workers)")
-    gate_visits: int | None = _opt(None, "root visits per gating move (default --visits)")
+    gate_play: PlaySettings = field(default_factory=lambda: dataclasses.replace(GATE_PLAY),
+                                    metadata={"options": GATE_PLAY_OPTIONS, "helps": GATE_PLAY_HELPS})
     gate_batch: int | None = _opt(None, "leaves per forward pass per gating worker (default --batch)")
-    gate_temperature_moves: int | None = _opt(None, "opening moves of gating games sampled at "
-                                                    "--gate-temperature, for variety (default N//2)")
-    gate_temperature: float = _opt(0.5, "T of those moves (no Dirichlet noise in gating)")
-    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value, -1..1 (winrate "
-                                              "(v + 1) / 2; -1: never)")
     gate_deadline_min: float = _opt(120.0, "a gating game not returned after max(this, factor x median "
                                            "game time) seconds is declared lost (not counted)")
     gate_deadline_factor: float = _opt(4.0, "see --gate-deadline-min")
@@ -234,7 +245,8 @@ class RunConfig:
         return self.play.move_cap(self.board_size)
 
     def gate_temperature_plies(self) -> int:
-        return self.gate_temperature_moves if self.gate_temperature_moves is not None else self.board_size // 2
+        moves = self.gate_play.temperature_moves
+        return moves if moves is not None else self.board_size // 2
 
     def games_per_generation(self) -> int:
         """Sync pipeline: self-play games per generation."""
@@ -258,8 +270,8 @@ class RunConfig:
         gate = self.gate
         if gate.max_games < 1:
             raise ValueError("--gate-games must be positive")
-        if self.leaf_ramp < 0:
-            raise ValueError("--leaf-ramp must be 0 or more")
+        if self.batch_ramp < 0:
+            raise ValueError("--batch-ramp must be 0 or more")
         if self.selfplay_search_threads < 1:
             raise ValueError("--selfplay-search-threads must be positive")
         if self.selfplay_lanes not in (1, 2):
@@ -323,8 +335,13 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
         """Reads :meth:`to_dict`'s form (unknown keys are ignored, missing ones take the
-        defaults); ValueError for unknown rules or a bad komi."""
+        defaults) and older forms (:data:`OLD_KEYS`); ValueError for unknown rules or a bad komi."""
         fields = dataclasses.fields(cls)
+        d = dict(d)
+        for old, (key, convert) in OLD_KEYS.items():
+            if old in d:
+                value = d.pop(old)
+                d.setdefault(key, convert(value))
         nested = {f.name: fields_from(d, f.metadata["options"], f.default_factory())
                   for f in fields if "options" in f.metadata}
         names = {f.name for f in fields} - {"rules"} - set(nested)
@@ -334,6 +351,13 @@ class RunConfig:
 
 # The options of add_arguments and keys of config.json, one per setting.
 OPTIONS = tuple(RunConfig().to_dict())
+
+#: Keys of older config.json files and options that are still read: old key -> (today's key,
+#: the conversion of its value).
+OLD_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "leaf_ramp": ("batch_ramp", int),                          # renamed
+    "gate_resign_threshold": ("gate_resign", resign_winrate),  # a root value -1..1, now a winrate
+}
 
 
 def parse_lr_drops(text: str) -> list[tuple[int, float]]:
@@ -378,7 +402,7 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
                                help=meta["help"] + f" (default: {f.default.name})")
             continue
         if "options" in meta:                   # the PlaySettings, TrainSettings and GateRule fields as options
-            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults)
+            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults, meta.get("helps"))
             continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
@@ -388,6 +412,12 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
         else:
             group.add_argument(flag, dest=f.name, type=_type_of(f), default=default,
                                choices=meta.get("choices"), help=meta["help"] + shown)
+    old = parser.add_argument_group("older names of run settings (still read)")
+    old.add_argument("--leaf-ramp", dest="batch_ramp", type=int, default=argparse.SUPPRESS, metavar="VISITS",
+                     help="the former name of --batch-ramp")
+    old.add_argument("--gate-resign-threshold", dest="gate_resign", type=lambda text: resign_winrate(float(text)),
+                     default=argparse.SUPPRESS, metavar="VALUE",
+                     help="--gate-resign as a root value -1..1 (the winrate (VALUE + 1) / 2; -1: never)")
 
 
 def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:

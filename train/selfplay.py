@@ -178,7 +178,7 @@ class SelfPlayWorker:
         self.agent = make_agent(latest[1], cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
         self.pool = GamePool(cfg.parallel_games, self._next_game, batch=cfg.batch,
                              max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
-                             search_threads=cfg.selfplay_search_threads, leaf_ramp=cfg.leaf_ramp)
+                             search_threads=cfg.selfplay_search_threads, batch_ramp=cfg.batch_ramp)
 
     def _load_calibration(self, scan: int = 3000) -> None:
         """Reads the no-resign games among the most recent ``scan`` games on disk."""

@@ -76,8 +76,8 @@ class MatchConfig:
     ``engine.play.movepolicy.should_resign``).
     ``resume`` keeps the finished games of ``results_path`` (a match with the same engines and
     settings; ``train.match.schedule.resumed_games``) and plays only the others.
-    ``leaf_ramp``: in-process engines' leaves per step grow with their trees (the game pool's
-    ``leaf_ramp``; 0: up to 8 per tree from the first visit).
+    ``batch_ramp``: in-process engines' leaves per step grow with their trees (the game pool's
+    ``batch_ramp``; 0: up to 8 per tree from the first visit).
     """
 
     engines: tuple[EngineSpec, ...]
@@ -98,7 +98,7 @@ class MatchConfig:
     progress: bool = True
     play: PlaySettings = field(default_factory=inproc_play)
     resume: bool = False
-    leaf_ramp: int = 0
+    batch_ramp: int = 0
 
     def inproc_visits(self, spec: InProcessSpec) -> int:
         return spec.visits if spec.visits is not None else self.play.visits
