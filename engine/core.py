@@ -16,7 +16,7 @@ import numpy as np
 from engine.native import ffi, lib
 from engine.searchcore import SearchParams, _floats_or_null, _rows_or_null, backup_many, collect_many, ramp_leaves  # noqa: F401 (re-exported)
 from engine.coords import GTP_LETTERS
-from engine.rules import DEFAULT_RULES, Rules, format_result
+from engine.rules import Rules, format_result
 
 EMPTY, BLACK, WHITE = lib.EMPTY, lib.BLACK, lib.WHITE
 MIN_SIZE, MAX_SIZE = lib.BOARD_MIN_SIZE, lib.BOARD_MAX_SIZE
@@ -102,7 +102,7 @@ class Game:
 
     def __init__(self, size: int, rules: Rules | None = None):
         self.size = _check_size(size)
-        self.rules = rules if rules is not None else Rules.preset(DEFAULT_RULES)
+        self.rules = rules if rules is not None else Rules.default()
         self._ptr = self._new_ptr()
         self.moves: list[tuple[int, int]] = []
         # set_to_move overrides, keyed by the number of moves played when they were made

@@ -135,6 +135,12 @@ class Rules:
         return cls(ko, suicide, float(default_komi if komi is None else komi), scoring, tax)
 
     @classmethod
+    def default(cls, komi: float | None = None) -> "Rules":
+        """The default rules (:data:`DEFAULT_RULES`) with ``komi`` (None: :data:`DEFAULT_KOMI`):
+        what the engine, a run and a match play unless told otherwise."""
+        return cls.preset(DEFAULT_RULES, DEFAULT_KOMI if komi is None else komi)
+
+    @classmethod
     def from_name(cls, name: str, komi: float | None = None) -> "Rules":
         """The rules whose :attr:`name` is ``name``: a preset's spelling, or ``simple-ko``,
         ``positional-ko``, either with ``-suicide``, and those after ``territory-tax-none-``

@@ -144,7 +144,7 @@ def ramp_leaves(visits: int, ramp: int, cap: int, in_flight: int = 0) -> int:
     root visits and always at least one, less the ``in_flight`` ones already out, and at most
     ``cap``; ``ramp`` 0: ``cap`` (no ramp).  A small tree searched many leaves at a time under
     virtual loss spreads its visits and loses much of its strength; a large one keeps its batch.
-    The engine's ``--batch-ramp``, the analysis engine's and the game pool's ``leaf_ramp``."""
+    The engine's ``--batch-ramp``, the analysis engine's and the game pool's ``batch_ramp``."""
     if ramp <= 0:
         return cap
     return min(cap, max(1, visits // ramp) - in_flight)

@@ -147,7 +147,7 @@ class AnchorSet:
         return {a.name: a.elo for a in self.anchors}
 
     def match_rules(self) -> Rules:
-        return Rules.preset(self.rules, self.komi)
+        return Rules.from_name(self.rules, self.komi)
 
 
 def load_anchors(path: Path | str) -> AnchorSet:

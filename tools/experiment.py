@@ -60,7 +60,8 @@ from typing import Any
 
 import torch
 
-from train.config import OPTIONS, RunConfig, add_arguments, stage_threads
+from train.config import OPTIONS, RunConfig, add_arguments
+from train.stage import stage_threads
 from train.rundir import RunDir
 from train.match.stats import bradley_terry
 from tools.runs import REPO_ROOT, final_model, round_robin, run_summary_of

@@ -131,7 +131,8 @@ def selfplay_row(settings: dict[str, Any], seconds: float, device: str | None) -
     """One ``tools.selfplay_bench.bench`` row (self-play evals/s and the raw forward rate at the
     same batch, in alternating slices) with the settings of ``python -m train.loop``."""
     from tools.selfplay_bench import bench
-    from train.config import RunConfig, stage_threads
+    from train.config import RunConfig
+    from train.stage import stage_threads
 
     cfg = RunConfig.from_dict(settings).check()
     row = bench(cfg, seconds, device, stage_threads(cfg, "selfplay"), rounds=3)

@@ -57,7 +57,7 @@ class OurEngine:
         self.player = Player(self.evaluator, batch=batch, threads=threads)
 
     def visits_per_second(self, size: int, visits: int) -> float:
-        game = Game(size, Rules.preset("chinese", komi=7.5))
+        game = Game(size, Rules.default(komi=7.5))
         game.play_many(_moves(size, OPENINGS[size]))
         self.player.clear()
         res = self.player.search(game, visits=visits)

@@ -167,7 +167,7 @@ def _sample_positions(count: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     planes = []
     for i in range(count):
-        game = Game(19, Rules.preset("chinese", komi=KOMI))
+        game = Game(19, Rules.default(komi=KOMI))
         for _ in range(int(rng.integers(0, 151)) if i else 0):
             legal = np.flatnonzero(game.legal_mask()[:-1])
             if legal.size == 0:
@@ -331,7 +331,7 @@ def run_ours(model, threads: int, visits: int, batch: int, dtype: str,
                             winograd=precision.winograd, symmetries=symmetries, cache_size=400_000, device="cpu", seed=seed)
         splitter = SplitEvaluator(ev, threads) if split else None
         player = Player(splitter or ev, SearchParams(), batch=batch, seed=seed, threads=searchers)
-        rules = Rules.preset("chinese", komi=KOMI)
+        rules = Rules.default(komi=KOMI)
         warm = Game(19, rules)
         warm.play(3 * 19 + 3)                   # another position, so nothing carries over
         player.search(warm, visits=4 * batch)

@@ -60,7 +60,7 @@ def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, v
                         tag=(black, white))
 
     pool = GamePool(max(1, min(parallel, len(schedule))), next_game, batch=cfg.gate_batch or cfg.batch,
-                    max_leaves_per_search=cfg.max_leaves_per_search, leaf_ramp=cfg.leaf_ramp)
+                    max_leaves_per_search=cfg.max_leaves_per_search, batch_ramp=cfg.batch_ramp)
     results = []
     for fg in pool.run():
         black, white = fg.spec.tag

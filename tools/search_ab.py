@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--leaf-ramp", type=int, default=0, metavar="VISITS",
+    p.add_argument("--batch-ramp", "--leaf-ramp", dest="batch_ramp", type=int, default=0, metavar="VISITS",
                    help="each search's leaves per network call grow with its tree, one per VISITS "
                         "root visits (as the engine's --batch-ramp); 0 (default): up to 8 from the "
                         "first visit")
@@ -100,7 +100,7 @@ def run_variant(args: argparse.Namespace, name: str, options: dict[str, float]) 
                               move_time_limit=None if args.move_time is None else args.move_time + 5.0),
         sgf_dir=args.out / name, results_path=args.out / name / "results.json",
         parallel=args.parallel, move_time=args.move_time, random_moves=args.random_moves,
-        seed=args.seed, progress=False, play=inproc_play(visits, args.resign), leaf_ramp=args.leaf_ramp)
+        seed=args.seed, progress=False, play=inproc_play(visits, args.resign), batch_ramp=args.batch_ramp)
     t0 = time.perf_counter()
     results = run_match(config, probe_engines(config))
     games = results["games"]

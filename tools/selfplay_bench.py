@@ -28,7 +28,8 @@ from tools.bench import raw_benchmark
 from engine.nets.network import GoNet, NetConfig
 from engine.nets.precision import resolve
 from engine.nets.weights import load as load_weights
-from train.config import RunConfig, add_arguments, from_namespace, stage_threads
+from train.config import RunConfig, add_arguments, from_namespace
+from train.stage import stage_threads
 from train.games.pool import Agent, GamePool, GameSpec, PoolStats, Slot
 from train.selfplay import play_settings
 
@@ -99,7 +100,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
 
     pool = GamePool(cfg.parallel_games, next_game, batch=cfg.batch,
                     max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
-                    search_threads=cfg.selfplay_search_threads, leaf_ramp=cfg.leaf_ramp,
+                    search_threads=cfg.selfplay_search_threads, batch_ramp=cfg.batch_ramp,
                     clock=time.thread_time if cpu_clock else time.perf_counter)
     for _ in range(3):
         pool.step()                                 # warm up
@@ -134,7 +135,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     out = {
         "board_size": cfg.board_size, "net": net_name, "visits": cfg.play.visits,
         "parallel_games": cfg.parallel_games, "batch": cfg.batch, "lanes": cfg.selfplay_lanes,
-        "search_threads": cfg.selfplay_search_threads, "leaf_ramp": cfg.leaf_ramp,
+        "search_threads": cfg.selfplay_search_threads, "batch_ramp": cfg.batch_ramp,
         "cuda_graphs": graphs, "threads": threads,
         "device": str(ev.device), "dtype": str(ev.dtype).replace("torch.", ""),
         "selfplay_seconds": round(sp_wall, 1), "games_finished": len(lengths), "mean_game_length": mean_len,

@@ -56,7 +56,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from train.config import RunConfig, stage_threads
+from train.config import RunConfig
+from train.stage import stage_threads
 from train.match.config import inproc_play
 from train.match.ladder import LadderConfig, play_match
 from train.match.ratings import MATCH_FORMAT, _checkpoint_time, _results_games

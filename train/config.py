@@ -18,19 +18,17 @@ config cannot drift apart.  Defaults suit 9x9 on a laptop CPU:
 from __future__ import annotations
 
 import argparse
-import ctypes
 import dataclasses
 import math
-import os
 import re
-import signal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from engine.play import searchopts
 from engine.core import SearchParams
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import PlaySettings, add_field_arguments, described as _opt, field_options, fields_from
+from engine.play.settings import (PlaySettings, add_field_arguments, described as _opt, field_options, fields_from,
+                                  resign_winrate)
 from engine.rules import AREA_PRESETS, DEFAULT_KOMI, DEFAULT_RULES, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
@@ -86,6 +84,47 @@ GATE_OPTIONS = {"threshold": "gate_threshold", "max_games": "gate_games", "elo0"
                 "elo1": "gate_elo1", "alpha": "gate_alpha", "beta": "gate_beta"}
 
 
+# Gating's PlaySettings: the fields given as options (field -> option and config.json key), their
+# help there and their defaults (no Dirichlet noise, no policy targets; visits None: --visits,
+# temperature_moves None: N//2).  train.gating.gate_settings fills in the rest per run.
+GATE_PLAY_OPTIONS = {"visits": "gate_visits", "temperature_moves": "gate_temperature_moves",
+                     "temperature": "gate_temperature", "resign": "gate_resign"}
+GATE_PLAY_HELPS = {"visits": "root visits per gating move (default --visits)",
+                   "temperature_moves": "opening moves of gating games sampled at --gate-temperature, for variety "
+                                        "(default N//2)",
+                   "temperature": "T of those moves (no Dirichlet noise in gating)",
+                   "resign": "gating games resign when the winrate falls below this (0: never)"}
+GATE_PLAY = PlaySettings(visits=None, temperature_moves=None, temperature=0.5, noise_epsilon=0.0, resign=0.05,
+                         record_policy=False)
+
+
+@dataclass
+class TrainSettings:
+    """How the trainer steps (:class:`train.learn.step.Trainer`): optimiser, learning-rate
+    schedule, loss weights and precision.  A training run's options and config.json keys
+    (:data:`TRAIN_OPTIONS`)."""
+
+    lr: float = _opt(0.02, "learning rate (SGD)")
+    lr_warmup: int = _opt(100, "steps of linear learning-rate warm-up")
+    lr_drops: str = _opt("", "learning-rate drops STEP:FACTOR,... (e.g. 20000:0.1,40000:0.01)")
+    momentum: float = _opt(0.9, "SGD momentum")
+    weight_decay: float = _opt(1e-4, "L2 weight decay")
+    value_weight: float = _opt(1.0, "weight of the value loss (MSE on the tanh value)")
+    ownership_weight: float = _opt(1.0, "weight of the ownership loss (mean squared error per point)")
+    score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
+    amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA; on a CPU bf16 autocast or "
+                            "fp32, whichever is faster there, measured once and cached), fp32, bf16, fp16",
+                    choices=("auto", "fp32", "bf16", "fp16"))
+
+    def drops(self) -> list[tuple[int, float]]:
+        """:attr:`lr_drops` parsed (:func:`parse_lr_drops`); ValueError if malformed."""
+        return parse_lr_drops(self.lr_drops)
+
+
+# TrainSettings' fields given as options (field -> option and config.json key).
+TRAIN_OPTIONS = {f.name: f.name for f in dataclasses.fields(TrainSettings)} | {"amp": "train_amp"}
+
+
 @dataclass
 class RunConfig:
     # what is played
@@ -98,7 +137,7 @@ class RunConfig:
                                               "checkpoint_every / steps_per_game: one candidate per "
                                               "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
-    rules: Rules = _opt(Rules.preset(DEFAULT_RULES, DEFAULT_KOMI), "rules preset: chinese (simple ko, no "
+    rules: Rules = _opt(Rules.default(), "rules preset: chinese (simple ko, no "
                         "suicide) or tromp-taylor", komi_help="komi")   # saved and given as komi, rules
     # the network
     blocks: int = _opt(6, "residual blocks of a new network")
@@ -120,9 +159,9 @@ class RunConfig:
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
     parallel_games: int = _opt(64, "self-play games in flight per self-play process")
     max_leaves_per_search: int = _opt(8, "cap on leaves one tree contributes to a batch")
-    leaf_ramp: int = _opt(0, "self-play's and gating's trees grow their leaves per step with them: at most one "
-                             "per LEAF_RAMP root visits, at least one (as the engine's --batch-ramp); 0: up to "
-                             "--max-leaves-per-search from a tree's first visit, under virtual loss")
+    batch_ramp: int = _opt(0, "self-play's and gating's trees grow their leaves per step with them: at most one "
+                              "per BATCH_RAMP root visits, at least one (as the engine's --batch-ramp); 0: up to "
+                              "--max-leaves-per-search from a tree's first visit, under virtual loss")
     selfplay_lanes: int = _opt(1, "1, or 2: the self-play games split into two lanes whose forward passes "
                                   "run on a worker thread while the other lane searches (keeps a GPU busy; "
                                   "other seeds' games than with 1)", choices=(1, 2))
@@ -159,22 +198,12 @@ class RunConfig:
     window: int = _opt(10_000, "replay window: the most recent games sampled from")
     min_games: int = _opt(64, "games on disk before training starts")
     train_batch: int = _opt(256, "positions per training step")
-    lr: float = _opt(0.02, "learning rate (SGD)")
-    lr_warmup: int = _opt(100, "steps of linear learning-rate warm-up")
-    lr_drops: str = _opt("", "learning-rate drops STEP:FACTOR,... (e.g. 20000:0.1,40000:0.01)")
-    momentum: float = _opt(0.9, "SGD momentum")
-    weight_decay: float = _opt(1e-4, "L2 weight decay")
+    train: TrainSettings = field(default_factory=TrainSettings, metadata={"options": TRAIN_OPTIONS})
     steps_per_game: float = _opt(1.0, "training steps allowed per self-play game on disk "
                                       "(the trainer waits when ahead)")
     samples_per_position: float | None = _opt(None, "instead of --steps-per-game: training samples "
                                                     "per self-play position")
-    value_weight: float = _opt(1.0, "weight of the value loss (MSE on the tanh value)")
-    ownership_weight: float = _opt(1.0, "weight of the ownership loss (mean squared error per point)")
-    score_weight: float = _opt(0.5, "weight of the score loss (Huber on score / score_scale)")
     checkpoint_every: int = _opt(100, "training steps between checkpoints (each one a new model)")
-    train_amp: str = _opt("auto", "training precision: auto (autocast bf16/fp16 on CUDA; on a CPU "
-                                  "bf16 autocast or fp32, whichever is faster there, measured once and "
-                                  "cached), fp32, bf16, fp16", choices=("auto", "fp32", "bf16", "fp16"))
     loader_workers: int = _opt(0, "data loader processes (0: one background thread)")
     train_devices: int = _opt(1, "data-parallel trainer processes (torch DistributedDataParallel: gloo "
                                  "on CPUs, NCCL with one GPU each from --train-device's index up); "
@@ -184,13 +213,9 @@ class RunConfig:
     gate: GateRule = field(default_factory=GateRule, metadata={"options": GATE_OPTIONS})
     gate_workers: int = _opt(2, "gating worker threads (each plays its share of the games in flight)")
     gate_parallel_games: int = _opt(32, "gating games in flight (over all gating workers)")
-    gate_visits: int | None = _opt(None, "root visits per gating move (default --visits)")
+    gate_play: PlaySettings = field(default_factory=lambda: dataclasses.replace(GATE_PLAY),
+                                    metadata={"options": GATE_PLAY_OPTIONS, "helps": GATE_PLAY_HELPS})
     gate_batch: int | None = _opt(None, "leaves per forward pass per gating worker (default --batch)")
-    gate_temperature_moves: int | None = _opt(None, "opening moves of gating games sampled at "
-                                                    "--gate-temperature, for variety (default N//2)")
-    gate_temperature: float = _opt(0.5, "T of those moves (no Dirichlet noise in gating)")
-    gate_resign_threshold: float = _opt(-0.9, "gating games resign below this root value, -1..1 (winrate "
-                                              "(v + 1) / 2; -1: never)")
     gate_deadline_min: float = _opt(120.0, "a gating game not returned after max(this, factor x median "
                                            "game time) seconds is declared lost (not counted)")
     gate_deadline_factor: float = _opt(4.0, "see --gate-deadline-min")
@@ -220,7 +245,8 @@ class RunConfig:
         return self.play.move_cap(self.board_size)
 
     def gate_temperature_plies(self) -> int:
-        return self.gate_temperature_moves if self.gate_temperature_moves is not None else self.board_size // 2
+        moves = self.gate_play.temperature_moves
+        return moves if moves is not None else self.board_size // 2
 
     def games_per_generation(self) -> int:
         """Sync pipeline: self-play games per generation."""
@@ -244,8 +270,8 @@ class RunConfig:
         gate = self.gate
         if gate.max_games < 1:
             raise ValueError("--gate-games must be positive")
-        if self.leaf_ramp < 0:
-            raise ValueError("--leaf-ramp must be 0 or more")
+        if self.batch_ramp < 0:
+            raise ValueError("--batch-ramp must be 0 or more")
         if self.selfplay_search_threads < 1:
             raise ValueError("--selfplay-search-threads must be positive")
         if self.selfplay_lanes not in (1, 2):
@@ -265,7 +291,7 @@ class RunConfig:
                              f"{self.train_devices} (each process trains on an equal share)")
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
-        parse_lr_drops(self.lr_drops)
+        self.train.drops()
         if self.init_cpu_hours < 0 or self.init_games < 0:
             raise ValueError("--init-cpu-hours and --init-games cannot be negative")
         if self.max_memory:
@@ -293,7 +319,8 @@ class RunConfig:
     def to_dict(self) -> dict[str, Any]:
         """The config.json form, keyed as the command line's options (:data:`OPTIONS`): one key
         per field, the rules as ``komi`` and ``rules`` (the preset's name), the play settings as
-        :data:`PLAY_OPTIONS` and the gate rule as :data:`GATE_OPTIONS`."""
+        :data:`PLAY_OPTIONS`, the training settings as :data:`TRAIN_OPTIONS` and the gate rule as
+        :data:`GATE_OPTIONS`."""
         d: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -308,17 +335,29 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
         """Reads :meth:`to_dict`'s form (unknown keys are ignored, missing ones take the
-        defaults); ValueError for unknown rules or a bad komi."""
+        defaults) and older forms (:data:`OLD_KEYS`); ValueError for unknown rules or a bad komi."""
         fields = dataclasses.fields(cls)
+        d = dict(d)
+        for old, (key, convert) in OLD_KEYS.items():
+            if old in d:
+                value = d.pop(old)
+                d.setdefault(key, convert(value))
         nested = {f.name: fields_from(d, f.metadata["options"], f.default_factory())
                   for f in fields if "options" in f.metadata}
         names = {f.name for f in fields} - {"rules"} - set(nested)
-        rules = Rules.preset(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))
+        rules = Rules.from_name(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))   # its name's inverse
         return cls(rules=rules, **nested, **{k: v for k, v in d.items() if k in names})
 
 
 # The options of add_arguments and keys of config.json, one per setting.
 OPTIONS = tuple(RunConfig().to_dict())
+
+#: Keys of older config.json files and options that are still read: old key -> (today's key,
+#: the conversion of its value).
+OLD_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "leaf_ramp": ("batch_ramp", int),                          # renamed
+    "gate_resign_threshold": ("gate_resign", resign_winrate),  # a root value -1..1, now a winrate
+}
 
 
 def parse_lr_drops(text: str) -> list[tuple[int, float]]:
@@ -362,8 +401,8 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
             group.add_argument(flag, dest=f.name, type=str, default=name,
                                help=meta["help"] + f" (default: {f.default.name})")
             continue
-        if "options" in meta:                   # the PlaySettings and GateRule fields given as options
-            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults)
+        if "options" in meta:                   # the PlaySettings, TrainSettings and GateRule fields as options
+            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults, meta.get("helps"))
             continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
@@ -373,6 +412,12 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
         else:
             group.add_argument(flag, dest=f.name, type=_type_of(f), default=default,
                                choices=meta.get("choices"), help=meta["help"] + shown)
+    old = parser.add_argument_group("older names of run settings (still read)")
+    old.add_argument("--leaf-ramp", dest="batch_ramp", type=int, default=argparse.SUPPRESS, metavar="VISITS",
+                     help="the former name of --batch-ramp")
+    old.add_argument("--gate-resign-threshold", dest="gate_resign", type=lambda text: resign_winrate(float(text)),
+                     default=argparse.SUPPRESS, metavar="VALUE",
+                     help="--gate-resign as a root value -1..1 (the winrate (VALUE + 1) / 2; -1: never)")
 
 
 def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:
@@ -383,111 +428,3 @@ def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> Run
         if hasattr(ns, name):
             d[name] = getattr(ns, name)
     return RunConfig.from_dict(d)
-
-
-# ---------------------------------------------------------------------------------------------
-# What every stage process does at start: threads, devices, dying with its parent, stop signals
-
-
-# Async pipeline: each stage's share of the cores when no thread count is given.
-ASYNC_SHARES = {"az": {"selfplay": 0.5, "train": 0.5},
-                "agz": {"selfplay": 0.5, "train": 0.25, "gate": 0.25}}
-
-
-def _cores() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
-        return list(range(os.cpu_count() or 1))
-
-
-def stage_cpus(cfg: RunConfig, stage: str, cores: list[int] | None = None) -> list[int] | None:
-    """With --pin-cpus in the async pipeline: the cores ``stage`` is pinned to, its
-    :data:`ASYNC_SHARES` share of ``cores`` (default: this process's), handed out in the order
-    self-play, trainer, gate (a stage that finds no core left shares the last ones); else None."""
-    if not cfg.pin_cpus or cfg.pipeline == "sync":
-        return None
-    cores = list(cores if cores is not None else _cores())
-    n, at = len(cores), 0
-    for name, share in ASYNC_SHARES[cfg.mode].items():
-        k = max(1, min(n, round(n * share)))
-        if at + k > n:
-            at = n - k
-        if name == stage:
-            return cores[at:at + k]
-        at += k
-    return cores
-
-
-def pin_stage(cfg: RunConfig, stage: str) -> list[int] | None:
-    """Pins this process to ``stage_cpus`` (if any); returns them."""
-    cpus = stage_cpus(cfg, stage)
-    if cpus is not None and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, cpus)
-    return cpus
-
-
-def stage_threads(cfg: RunConfig, stage: str) -> int:
-    """Torch threads for ``stage`` ("selfplay", "train" or "gate"): its own option, else
-    --threads, else its share of the cores: all of them in the sync pipeline (one stage runs at a
-    time), :data:`ASYNC_SHARES` in the async one (the stages share the machine; with
-    --pin-cpus, the cores it is pinned to)."""
-    own = {"selfplay": cfg.selfplay_threads, "train": cfg.train_threads, "gate": cfg.gate_threads}[stage]
-    if own:
-        return int(own)
-    if cfg.threads:
-        return int(cfg.threads)
-    pinned = stage_cpus(cfg, stage)
-    if pinned is not None:
-        return len(pinned)
-    cores = len(_cores())
-    if cfg.pipeline == "sync":
-        return cores
-    return max(1, int(cores * ASYNC_SHARES[cfg.mode].get(stage, 0.5)))
-
-
-def stage_device(cfg: RunConfig, stage: str) -> str | None:
-    own = {"selfplay": cfg.selfplay_device, "train": cfg.train_device, "gate": cfg.gate_device}[stage]
-    return own or cfg.device
-
-
-def die_with_parent(parent_pid: int | None) -> None:
-    """Makes the kernel kill this process when its parent dies (Linux ``PR_SET_PDEATHSIG``), so
-    a kill -9 of ``train.loop`` takes its stages with it; exits at once if the parent is
-    already gone.  Elsewhere stages notice through :class:`StopFlag` polling ``getppid``."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)     # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if parent_pid is not None and os.getppid() != parent_pid:
-        os._exit(3)
-
-
-class StopFlag:
-    """Set by SIGTERM/SIGINT ("stop now") or SIGUSR1 ("finish what you owe, then stop"); also
-    reports a dead parent.  Stages poll it between units of work."""
-
-    def __init__(self, parent_pid: int | None = None):
-        self.now = False
-        self.drain = False
-        self.parent_pid = parent_pid
-        self._os = os
-
-        def _stop(signum, frame):
-            self.now = True
-
-        def _drain(signum, frame):
-            self.drain = True
-
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
-        if hasattr(signal, "SIGUSR1"):
-            signal.signal(signal.SIGUSR1, _drain)
-
-    @property
-    def orphaned(self) -> bool:
-        return self.parent_pid is not None and self._os.getppid() != self.parent_pid
-
-    def __bool__(self) -> bool:
-        return self.now or self.orphaned

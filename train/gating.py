@@ -61,7 +61,7 @@ leaves a promoted model unused.
 """
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import math
 import statistics
 import sys
@@ -72,12 +72,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-import torch
 
 from engine.core import BLACK, WHITE, Rules
-from engine.play.settings import resign_winrate
-from train.config import (CONTINUE, PROMOTE, REJECT, GateRule, RunConfig, StopFlag, die_with_parent, pin_stage,
-                          stage_device, stage_threads)
+from train import stage
+from train.config import CONTINUE, PROMOTE, REJECT, GateRule, RunConfig
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings
 from train.games.records import write_sgf
 from train.rundir import RunDir
@@ -349,7 +347,7 @@ class GateMatch:
 
     def __init__(self, make_agents: Callable[[int], tuple[Agent, Agent]], rule: GateRule, size: int,
                  rules: Rules, settings: PlaySettings, *, workers: int = 2, slots: int = 32,
-                 batch: int = 256, max_leaves_per_search: int = 8, leaf_ramp: int = 0,
+                 batch: int = 256, max_leaves_per_search: int = 8, batch_ramp: int = 0,
                  deadline_min: float = 120.0,
                  deadline_factor: float = 4.0, max_losses: int = 3, max_short: int = 20, seed: int = 0,
                  on_game: Callable[[int, FinishedGame, bool], None] | None = None,
@@ -362,7 +360,7 @@ class GateMatch:
         self.size, self.rules, self.settings = size, rules, settings
         self.workers = int(workers)
         self.slots = [slots // workers + (1 if w < slots % workers else 0) for w in range(workers)]
-        self.batch, self.max_leaves, self.leaf_ramp = int(batch), int(max_leaves_per_search), int(leaf_ramp)
+        self.batch, self.max_leaves, self.batch_ramp = int(batch), int(max_leaves_per_search), int(batch_ramp)
         self.seed = int(seed)
         self.on_game = on_game
         self.step_hook = step_hook
@@ -392,7 +390,7 @@ class GateMatch:
             return None if index is None else self._spec(index, candidate, best)
 
         pool = GamePool(self.slots[w], next_game, batch=self.batch, max_leaves_per_search=self.max_leaves,
-                        leaf_ramp=self.leaf_ramp)
+                        batch_ramp=self.batch_ramp)
         while not self._done.is_set():
             if self.step_hook is not None:
                 self.step_hook(w, pool)
@@ -456,10 +454,10 @@ class GateMatch:
 
 
 def gate_settings(cfg: RunConfig) -> PlaySettings:
-    return PlaySettings(visits=cfg.gate_visits or cfg.play.visits, temperature_moves=cfg.gate_temperature_plies(),
-                        temperature=cfg.gate_temperature, noise_epsilon=0.0,
-                        resign=resign_winrate(cfg.gate_resign_threshold),
-                        max_moves=cfg.move_cap(), record_policy=False)
+    """Gating's play settings: the run's gating PlaySettings (``cfg.gate_play``), with self-play's
+    visits where it names none, its opening moves and the move cap on the run's board."""
+    return dataclasses.replace(cfg.gate_play, visits=cfg.gate_play.visits or cfg.play.visits,
+                               temperature_moves=cfg.gate_temperature_plies(), max_moves=cfg.move_cap())
 
 
 def pick_candidate(rd: RunDir) -> tuple[int, Path] | None:
@@ -499,7 +497,7 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
             gate_settings(cfg))
     kwargs = dict(workers=cfg.gate_workers, slots=cfg.gate_parallel_games,
                   batch=cfg.gate_batch or cfg.batch, max_leaves_per_search=cfg.max_leaves_per_search,
-                  leaf_ramp=cfg.leaf_ramp, deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
+                  batch_ramp=cfg.batch_ramp, deadline_min=cfg.gate_deadline_min, deadline_factor=cfg.gate_deadline_factor,
                   seed=cfg.seed * 1_000_003 + candidate[0], on_game=on_game, step_hook=step_hook, stop=stop)
     match = GateMatch(*args, **kwargs) if make_match is None else make_match(candidate, best, *args, **kwargs)
     t0 = time.time()
@@ -533,13 +531,8 @@ def next_candidate(rd: RunDir, phase: dict[str, Any] | None) -> tuple[tuple[int,
 def run(run_dir: str, parent_pid: int | None = None) -> int:
     """The gating stage (see the module docstring).  SIGTERM: abandon the match and exit;
     SIGUSR1: exit once nothing is left to gate."""
-    die_with_parent(parent_pid)
-    stop = StopFlag(parent_pid)
-    rd = RunDir(run_dir)
-    cfg = RunConfig.from_dict(rd.read_config())
-    pin_stage(cfg, "gate")
-    torch.set_num_threads(stage_threads(cfg, "gate"))
-    device = stage_device(cfg, "gate")
+    start = stage.stage_start("gate", run_dir, parent_pid)
+    rd, cfg, stop, device = start.rd, start.cfg, start.stop, start.device
     print(f"gate: {cfg.gate_workers} workers, {cfg.gate_parallel_games} games in flight, "
           f"{cfg.gate.threshold:.0%} of {cfg.gate.max_games}, SPRT({cfg.gate.elo0:g}, {cfg.gate.elo1:g})", flush=True)
     last = [time.time()]
@@ -571,12 +564,8 @@ def run(run_dir: str, parent_pid: int | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.gating",
-                                 description="The gating stage of an agz run (normally started by train.loop).")
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
-    a = ap.parse_args(argv)
-    return run(a.run_dir, a.parent_pid)
+    return stage.main("python -m train.gating", "The gating stage of an agz run (normally started by train.loop).",
+                      run, argv)
 
 
 if __name__ == "__main__":

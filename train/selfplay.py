@@ -33,7 +33,6 @@ Stage process: ``python -m train.selfplay --run-dir DIR [--worker K]`` (started 
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import sys
@@ -42,13 +41,14 @@ from collections import deque
 from typing import Any
 
 import numpy as np
-import torch
 
 from engine.nets import weights
 from engine.core import BLACK, WHITE
 from engine.nets.loading import load_evaluator
 from engine.play.settings import resign_winrate
-from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
+from train import stage
+from train.config import RunConfig
+from train.stage import StopFlag, stage_device, stage_start
 from train.games.pool import Agent, FinishedGame, GamePool, GameSpec, PlaySettings, Slot
 from train.games.records import GameRecord, read_npz, write_npz, write_sgf
 from train.rundir import GameName, RunDir
@@ -178,7 +178,7 @@ class SelfPlayWorker:
         self.agent = make_agent(latest[1], cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
         self.pool = GamePool(cfg.parallel_games, self._next_game, batch=cfg.batch,
                              max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
-                             search_threads=cfg.selfplay_search_threads, leaf_ramp=cfg.leaf_ramp)
+                             search_threads=cfg.selfplay_search_threads, batch_ramp=cfg.batch_ramp)
 
     def _load_calibration(self, scan: int = 3000) -> None:
         """Reads the no-resign games among the most recent ``scan`` games on disk."""
@@ -328,12 +328,8 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
         model_poll_s: float = 2.0) -> int:
     """The self-play stage (see the module docstring).  SIGTERM/SIGINT: abandon the games in
     flight and exit; SIGUSR1: finish them, start no more, exit.  Returns an exit status."""
-    die_with_parent(parent_pid)
-    stop = StopFlag(parent_pid)
-    rd = RunDir(run_dir)
-    cfg = RunConfig.from_dict(rd.read_config())
-    pin_stage(cfg, "selfplay")
-    torch.set_num_threads(stage_threads(cfg, "selfplay"))
+    start = stage_start("selfplay", run_dir, parent_pid)
+    rd, cfg, stop = start.rd, start.cfg, start.stop
     w = SelfPlayWorker(rd, cfg, worker, max_games, stop)
     print(f"selfplay[{worker}]: model {w.agent.model_id}, {cfg.parallel_games} games in flight, "
           f"batch {cfg.batch}, {cfg.play.visits} visits, next game {w.seq}, device {w.agent.evaluator.device}",
@@ -385,15 +381,10 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.selfplay",
-                                 description="The self-play stage of a run (normally started by train.loop). "
-                                             "Its throughput: python -m tools.selfplay_bench.")
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--worker", type=int, default=0, help="worker number (names its games)")
-    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
-    ap.add_argument("--max-games", type=int, default=None, help="stop once the run has this many games")
-    a = ap.parse_args(argv)
-    return run(a.run_dir, a.worker, a.parent_pid, a.max_games)
+    return stage.main("python -m train.selfplay", "The self-play stage of a run (normally started by train.loop). "
+                      "Its throughput: python -m tools.selfplay_bench.", run, argv, [
+                          ("--worker", dict(type=int, default=0, help="worker number (names its games)")),
+                          ("--max-games", dict(type=int, default=None, help="stop once the run has this many games"))])
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ Stage process: ``python -m train.trainer --run-dir DIR`` (started by ``train.loo
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import queue
@@ -31,10 +30,10 @@ from engine.nets import weights
 from engine.nets.evaluator import resolve_device
 from engine.nets.precision import choose_train_amp
 from train.learn import ddp
-from train.config import RunConfig, StopFlag, die_with_parent, pin_stage, stage_device, stage_threads
+from train import stage
+from train.config import RunConfig
 from train.replay import BatchLoader, ReplayWindow
-from train.rundir import RunDir
-from train.learn.step import LOSS_NAMES, MAX_SKIPPED_IN_A_ROW, Trainer, TrainSettings
+from train.learn.step import LOSS_NAMES, MAX_SKIPPED_IN_A_ROW, Trainer
 
 
 def allowed_steps(cfg: RunConfig, games: int, mean_positions: float) -> int:
@@ -56,19 +55,13 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
     checkpoint and exit (the loop sends it when self-play has finished its game budget).
     ``train_devices`` (default: the run's ``--train-devices``) > 1: this process is rank 0 of a
     data-parallel group (:mod:`train.learn.ddp`) and starts the other ranks."""
-    die_with_parent(parent_pid)
-    stop = StopFlag(parent_pid)
-    rd = RunDir(run_dir)
-    cfg = RunConfig.from_dict(rd.read_config())
-    if train_devices is not None:
-        try:
-            cfg = dataclasses.replace(cfg, train_devices=train_devices).check()
-        except ValueError as exc:
-            print(f"trainer: {exc}", file=sys.stderr)
-            return 2
+    try:
+        start = stage.stage_start("train", run_dir, parent_pid, train_devices=train_devices)
+    except ValueError as exc:
+        print(f"trainer: {exc}", file=sys.stderr)
+        return 2
+    rd, cfg, stop = start.rd, start.cfg, start.stop
     world = cfg.train_devices
-    pin_stage(cfg, "train")
-    torch.set_num_threads(max(1, stage_threads(cfg, "train") // world))   # shared by the ranks
     torch.manual_seed(cfg.seed * 7919 + 17)
     # The newest checkpoint that loads: a corrupt one is renamed *.corrupt, with a line saying so.
     latest = rd.latest_valid_model(weights.load, lambda text: print(f"trainer: {text}", file=sys.stderr,
@@ -77,10 +70,10 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
         print("trainer: no model in the run directory", file=sys.stderr)
         return 2
     step, path, (model, meta) = latest
-    settings = TrainSettings.from_config(cfg)
-    device = resolve_device(stage_device(cfg, "train"))
-    settings.amp = choose_train_amp(model, device, cfg.board_size, cfg.train_batch // world, settings.amp,
-                                    log=lambda text: print(text, flush=True))
+    device = resolve_device(start.device)
+    amp = choose_train_amp(model, device, cfg.board_size, cfg.train_batch // world, cfg.train.amp,
+                           log=lambda text: print(text, flush=True))
+    settings = dataclasses.replace(cfg.train, amp=amp)     # as measured; the saved config keeps "auto"
     group = None
     if world > 1:
         try:
@@ -237,15 +230,11 @@ def run(run_dir: str, parent_pid: int | None = None, max_steps: int | None = Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m train.trainer",
-                                 description="The training stage of a run (normally started by train.loop).")
-    ap.add_argument("--run-dir", required=True)
-    ap.add_argument("--parent-pid", type=int, default=None, help="exit when this process dies")
-    ap.add_argument("--max-steps", type=int, default=None, help="stop at this training step")
-    ap.add_argument("--train-devices", type=int, default=None,
-                    help="data-parallel processes (default: the run's --train-devices; see train/learn/ddp.py)")
-    a = ap.parse_args(argv)
-    return run(a.run_dir, a.parent_pid, a.max_steps, a.train_devices)
+    return stage.main("python -m train.trainer", "The training stage of a run (normally started by train.loop).",
+                      run, argv, [
+                          ("--max-steps", dict(type=int, default=None, help="stop at this training step")),
+                          ("--train-devices", dict(type=int, default=None, help="data-parallel processes (default: "
+                                                   "the run's --train-devices; see train/learn/ddp.py)"))])
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from engine.core import WHITE, Game, color_name, other, parse_color
 from engine.gtp.protocol import DIGITS, GTPError, color_arg, gtp_command, int_arg, nargs
 from engine.play.movepolicy import RESIGN
 from engine.play.player import SearchResult
-from engine.play.settings import default_visits
 
 
 @dataclass
@@ -345,8 +344,7 @@ class AnalysisCommands:
         g = self.session.game.copy()
         g.set_to_move(color)
         cfg = self.session.config
-        visits = cfg.visits if (cfg.visits or cfg.seconds or cfg.playouts) else default_visits(g.size)
-        result = self.session.run_search(g, visits, cfg.seconds, cfg.playouts)
+        result = self.session.run_search(g, cfg.visits, cfg.seconds, cfg.playouts)
         return g, result
 
     @gtp_command("goengine-visits")

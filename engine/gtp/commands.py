@@ -30,7 +30,7 @@ from engine.play.movepolicy import RESIGN
 from engine.play.player import Player, SearchResult
 from engine.play.settings import DEFAULT_RESIGN, default_visits
 from engine.errors import StartupError
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, client_rules, kata_rules, net_rules_note, rules_from_kata
+from engine.rules import DEFAULT_RULES, client_rules, kata_rules, net_rules_note, rules_from_kata
 from engine.play.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
@@ -45,7 +45,7 @@ class EngineConfig:
     """What the command line sets; every field can also be changed with ``goengine-param``."""
 
     size: int = 19                    # initial board size
-    rules: Rules = Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)   # initial rules and komi (a preset)
+    rules: Rules = Rules.default()   # initial rules and komi (a preset)
     visits: Optional[int] = None      # root visits per move (tree reuse counts)
     playouts: Optional[int] = None    # new visits per move
     seconds: Optional[float] = None   # seconds per move (the clock may allow less)
@@ -604,22 +604,21 @@ class GTPEngine(GTPServer):
         budget = self.clock.budget(color, self.game.size, len(self.game.moves))
         if budget is not None:
             seconds = budget if seconds is None else min(seconds, budget)
-        if visits is None and seconds is None and playouts is None:
-            visits = default_visits(self.game.size)
         return visits, seconds, playouts
 
     def run_search(self, game: Game, visits: Optional[int], seconds: Optional[float],
                     playouts: Optional[int], stop=None, callback=None, interval: float = 1.0,
                     min_visits: int = 1, avoid=None) -> SearchResult:
         """Searches ``game`` within the limits (``playouts``: new visits beyond the tree's); the
-        engine's default visits when nothing else limits it.  ``avoid``: moves kept out of the
-        search (``lz-genmove_analyze ... avoid``)."""
+        engine's default visits (:func:`engine.play.settings.default_visits`, applied here only)
+        when none of them is set.  ``avoid``: moves kept out of the search
+        (``lz-genmove_analyze ... avoid``)."""
         tree = self.player.sync(game)
+        if visits is None and seconds is None and playouts is None:
+            visits = default_visits(game.size)
         if playouts is not None:
             target = tree.visits + playouts
             visits = target if visits is None else min(visits, target)
-        if visits is None and seconds is None and stop is None:
-            visits = default_visits(game.size)
         return self.player.search(game, visits=visits, seconds=seconds, stop=stop,
                                   callback=callback, callback_interval=max(interval, 0.01),
                                   min_visits=min_visits, avoid=avoid)

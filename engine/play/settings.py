@@ -112,7 +112,7 @@ def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
         if f.name not in options:
             continue
         dest, value = options[f.name], getattr(defaults, f.name)
-        shown = f" (default: {value})" if value is not None else ""
+        shown = f" (default: {value})" if value not in (None, "") else ""
         text = (helps or {}).get(f.name, f.metadata["help"])
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
                            default=argparse.SUPPRESS if suppress_defaults else value,

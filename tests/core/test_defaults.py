@@ -123,8 +123,9 @@ def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
     cal, run = ResignCalibrator(), RunConfig()
     assert (cal.fp_target, cal.min_games, cal.cap) == (run.resign_fp_target, run.resign_min_games, run.resign_cap)
     assert play_settings(RunConfig()).resign == 0.0             # until calibrated
-    assert gate_settings(RunConfig()).resign == (RunConfig.gate_resign_threshold + 1.0) / 2.0
-    assert gate_settings(RunConfig(gate_resign_threshold=-1.0)).resign == 0.0
+    assert gate_settings(RunConfig()).resign == RunConfig().gate_play.resign == 0.05
+    assert np.float32(resign_value(0.05)) == np.float32(resign_value(resign_winrate(-0.9)))   # as recorded before
+    assert gate_settings(RunConfig.from_dict({"gate_resign_threshold": -1.0})).resign == 0.0  # an old config
 
 
 @pytest.mark.parametrize("winrate", [0.05, 0.02, 0.1, 0.15, 0.3, 0.01])
@@ -191,9 +192,20 @@ def test_default_visits_follow_the_board_size():
     assert [default_visits(n) for n in (17, 13, 11, 9, 7, 5, 2)] == [400, 800, 1600, 1600, 3200, 3200, 3200]
     eng = GTPEngine(lambda n: RandomEvaluator(seed=1), EngineConfig(size=19, seed=1, quiet=True),
                     stdout=io.StringIO(), stderr=io.StringIO())
-    assert eng._limits(1) == (400, None, None)
+
+    def searched() -> tuple:
+        """(visits, seconds) of the search a move of Black would run (it is not run)."""
+        seen: dict = {}
+        eng.player.search = lambda game, **kw: seen.update(kw)
+        try:
+            eng.run_search(eng.game, *eng._limits(1))
+        finally:
+            del eng.player.search
+        return seen["visits"], seen["seconds"]
+
+    assert searched() == (400, None)
     eng.command("boardsize 9")
-    assert eng._limits(1) == (1600, None, None)
+    assert searched() == (1600, None)
     eng.command("time_settings 0 5 1")                    # a clock: its time limits the move
-    visits, seconds, _ = eng._limits(1)
+    visits, seconds = searched()
     assert visits is None and 0 < seconds <= 5

@@ -333,15 +333,15 @@ def test_a_switch_names_the_new_model_even_if_it_never_moves():
     assert read_sgf_moves(to_sgf_bytes(rec))[3]["PB"] == "old,new"
 
 
-def test_leaf_ramp_grows_each_trees_leaves_in_one_forward_pass():
-    """leaf_ramp 4: a tree sends one leaf per call until it has 8 visits, then one per 4 of its
+def test_batch_ramp_grows_each_trees_leaves_in_one_forward_pass():
+    """batch_ramp 4: a tree sends one leaf per call until it has 8 visits, then one per 4 of its
     visits, up to the pool's cap; trees of different sizes still share one forward pass."""
     def play(ramp, slots):
         ev = Counting(RandomEvaluator(3))
         agent = Agent("net", ev)
         specs = [GameSpec(5, RULES, agent, agent, PlaySettings(visits=32, max_moves=6), seed=i)
                  for i in range(slots)]
-        pool = GamePool(slots, games_of(specs), batch=48, max_leaves_per_search=8, leaf_ramp=ramp)
+        pool = GamePool(slots, games_of(specs), batch=48, max_leaves_per_search=8, batch_ramp=ramp)
         done, steps = [], 0
         while not pool.idle or steps == 0:
             before = len(ev.calls)

@@ -1,5 +1,5 @@
 """The pipelines experiment's pieces (tools.experiment) and the async shares of the machine
-(train.config.stage_cpus), without running the six loops."""
+(train.stage.stage_cpus), without running the six loops."""
 import argparse
 
 import pytest
@@ -9,7 +9,8 @@ from engine.nets import weights
 from engine.nets.network import NetConfig
 from engine.play.settings import PlaySettings
 from engine.rules import Rules
-from train.config import RunConfig, stage_cpus, stage_threads
+from train.config import RunConfig
+from train.stage import stage_cpus, stage_threads
 from tools.experiment import BASELINE, COMBOS, build_rows, format_rows, passthrough_args, round_robin, write_chart
 from train.match.stats import bradley_terry
 

@@ -16,7 +16,7 @@ import pytest
 
 from engine.play.settings import PlaySettings, add_play_arguments, field_options, play_settings_from
 from engine.rules import Rules
-from train.config import GateRule, RunConfig
+from train.config import OLD_KEYS, GateRule, RunConfig
 from train.gating import gate_settings
 from train.loop import build_parser, prepare_run, resolve_config
 from train.rundir import RunDir
@@ -32,14 +32,17 @@ def test_a_previous_release_config_loads_with_every_value():
     old = previous()
     cfg = RunConfig.from_dict(old).check()
     now = cfg.to_dict()
-    changed = {k: (v, now.get(k)) for k, v in old.items() if now.get(k) != v}
+    changed = {k: (v, now.get(k)) for k, v in old.items() if k not in OLD_KEYS and now.get(k) != v}
     assert not changed, f"values of the saved config read differently: {changed}"
+    renamed = {k: (v, now.get(OLD_KEYS[k][0])) for k, v in old.items()
+               if k in OLD_KEYS and now.get(OLD_KEYS[k][0]) != OLD_KEYS[k][1](v)}
+    assert not renamed, f"old keys read differently under their new names: {renamed}"
     assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
     assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
         (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
     assert cfg.gate == GateRule(threshold=0.55, max_games=40, elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
-    assert (cfg.gate_resign_threshold, cfg.resign_cap) == (-0.8, -0.5)     # root values, as saved
-    assert gate_settings(cfg).resign == (-0.8 + 1.0) / 2.0                  # gating's resignation winrate
+    assert cfg.resign_cap == -0.5                                           # a root value, as saved
+    assert cfg.gate_play.resign == gate_settings(cfg).resign == (-0.8 + 1.0) / 2.0   # saved as a root value
 
 
 def test_a_previous_release_run_directory_resumes(tmp_path):
@@ -100,3 +103,14 @@ def test_play_settings_options_are_generated_from_the_fields_and_read_back():
     quiet = argparse.ArgumentParser()
     add_play_arguments(quiet, options, suppress_defaults=True)
     assert vars(quiet.parse_args(["--visits", "3"])) == {"visits": 3}
+
+
+def test_a_config_with_old_names_loads():
+    """Renamed settings: an old config.json key or option reads as the new one (the new key wins
+    if both are there)."""
+    assert RunConfig.from_dict({"leaf_ramp": 8}).batch_ramp == 8
+    assert RunConfig.from_dict({"leaf_ramp": 8, "batch_ramp": 4}).batch_ramp == 4
+    assert RunConfig.from_dict({"gate_resign_threshold": -0.9}).gate_play.resign == (-0.9 + 1.0) / 2.0
+    assert not {"leaf_ramp", "gate_resign_threshold"} & set(RunConfig().to_dict())
+    args = build_parser().parse_args(["--run-dir", "r", "--leaf-ramp", "3", "--gate-resign-threshold", "-1"])
+    assert (args.batch_ramp, args.gate_resign) == (3, 0.0)

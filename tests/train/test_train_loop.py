@@ -134,19 +134,20 @@ def test_a_run_with_two_lanes_and_search_threads(tmp_path):
             assert game.is_over and game.result_string() == rec.result_string()
 
 
-def test_leaf_ramp_reaches_self_play(run, tmp_path):
-    """``--leaf-ramp``: self-play's trees take one leaf per LEAF_RAMP root visits.  With a ramp
-    longer than the search (8 visits) every tree adds one leaf per step, so a forward pass holds
-    at most one leaf per game in flight (4); the run without it fills larger passes."""
+def test_batch_ramp_reaches_self_play(run, tmp_path):
+    """``--batch-ramp`` (formerly ``--leaf-ramp``, still read): self-play's trees take one leaf
+    per BATCH_RAMP root visits.  With a ramp longer than the search (8 visits) every tree adds
+    one leaf per step, so a forward pass holds at most one leaf per game in flight (4); the run
+    without it fills larger passes."""
     def batches(rd):
         return [r["mean_batch"] for r in rd.read_metrics() if r["source"] == "selfplay" and r.get("mean_batch")]
 
     root = tmp_path / "run"
-    r = run_loop(["--run-dir", str(root), "--budget", "4g", *TINY, "--leaf-ramp", "100"])
+    r = run_loop(["--run-dir", str(root), "--budget", "4g", *TINY, "--leaf-ramp", "100"])   # its old name
     assert r.returncode == 0, r.stdout + r.stderr
     rd = RunDir(root)
-    assert rd.read_config()["leaf_ramp"] == 100
+    assert rd.read_config()["batch_ramp"] == 100
     assert batches(rd) and max(batches(rd)) <= 4.0
     assert max(batches(run)) > 4.0
-    bad = run_loop(["--run-dir", str(tmp_path / "bad"), "--budget", "1g", *TINY, "--leaf-ramp", "-1"])
-    assert bad.returncode == 2 and "--leaf-ramp" in bad.stderr
+    bad = run_loop(["--run-dir", str(tmp_path / "bad"), "--budget", "1g", *TINY, "--batch-ramp", "-1"])
+    assert bad.returncode == 2 and "--batch-ramp" in bad.stderr

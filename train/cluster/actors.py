@@ -183,7 +183,7 @@ class GateActor:
                                seed=match_seed)
         self.queue: deque[int] = deque()
         self.pool = GamePool(slots, self._next_game, batch=c.gate_batch or c.batch,
-                             max_leaves_per_search=c.max_leaves_per_search, leaf_ramp=c.leaf_ramp)
+                             max_leaves_per_search=c.max_leaves_per_search, batch_ramp=c.batch_ramp)
 
     def _next_game(self, slot):
         return self.match._spec(self.queue.popleft(), self.candidate, self.best) if self.queue else None

@@ -128,14 +128,14 @@ class Batcher:
 
     def __init__(self, stats: "PoolStats", batch: int, max_leaves: int, lanes: int = 1,
                  search_threads: int = 1, clock: Callable[[], float] = time.perf_counter,
-                 leaf_ramp: int = 0):
+                 batch_ramp: int = 0):
         if not 1 <= lanes <= MAX_LANES:
             raise ValueError(f"lanes must be 1..{MAX_LANES}, got {lanes}")
         if search_threads < 1:
             raise ValueError(f"search_threads must be >= 1, got {search_threads}")
         self.stats, self.batch, self.max_leaves, self.lanes = stats, batch, max_leaves, lanes
         self.search_threads = int(search_threads)
-        self.leaf_ramp = max(0, int(leaf_ramp))
+        self.batch_ramp = max(0, int(batch_ramp))
         self.clock = clock
         self._search_pool = (ThreadPoolExecutor(self.search_threads - 1, thread_name_prefix="pool-search")
                              if self.search_threads > 1 else None)
@@ -202,10 +202,10 @@ class Batcher:
     def _collect(self, evaluator: Any, size: int, slots: list["Slot"], key: tuple[int, int, int, int]) -> _Flight:
         per = max(1, min(self.max_leaves, self.batch // len(slots)))
         caps = [per] * len(slots)
-        if self.leaf_ramp:
-            # each tree's leaves grow with it (one per leaf_ramp root visits); trees of one cap
+        if self.batch_ramp:
+            # each tree's leaves grow with it (one per batch_ramp root visits); trees of one cap
             # collect together, the smallest caps first, into one buffer and one forward pass
-            ranked = sorted((ramp_leaves(s._searching.visits, self.leaf_ramp, per), i)
+            ranked = sorted((ramp_leaves(s._searching.visits, self.batch_ramp, per), i)
                             for i, s in enumerate(slots))
             caps, slots = [c for c, _ in ranked], [slots[i] for _, i in ranked]
         trees = [s._searching for s in slots]

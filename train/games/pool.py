@@ -273,15 +273,15 @@ class GamePool:
             sends its next batch.  ``batch`` stays the leaves per forward pass.
         search_threads: threads that collect and back up the leaves of one batch, each over its
             part of the trees (:mod:`train.games.batcher`); the games are the same for any number.
-        leaf_ramp: > 0, a tree's leaves per step also grow with it: at most one per
-            ``leaf_ramp`` root visits (at least one), as the engine's ``--batch-ramp``; 0: every
+        batch_ramp: > 0, a tree's leaves per step also grow with it: at most one per
+            ``batch_ramp`` root visits (at least one), as the engine's ``--batch-ramp``; 0: every
             tree its full share from the first visit.
         clock: times the stats' seconds (``time.thread_time``: CPU time of the thread timed).
     """
 
     def __init__(self, slots: int, next_game: Callable[[Slot], GameSpec | None], batch: int = 256,
                  max_leaves_per_search: int = 8, lanes: int = 1, search_threads: int = 1,
-                 clock: Callable[[], float] = time.perf_counter, leaf_ramp: int = 0):
+                 clock: Callable[[], float] = time.perf_counter, batch_ramp: int = 0):
         if slots < 1 or batch < 1 or max_leaves_per_search < 1:
             raise ValueError("slots, batch and max_leaves_per_search must be >= 1")
         self.batch = int(batch)
@@ -293,7 +293,7 @@ class GamePool:
         self.lanes = int(lanes)
         self._clock = clock
         self._batcher = Batcher(self.stats, self.batch, self.max_leaves, self.lanes, search_threads, clock,
-                                leaf_ramp)
+                                batch_ramp)
         self._lane = 0
         for slot in self.slots:
             slot._drain = self._batcher.drain

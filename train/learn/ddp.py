@@ -52,7 +52,8 @@ from torch.multiprocessing.spawn import ProcessException
 from torch.nn.parallel import DistributedDataParallel
 
 from engine.nets import weights
-from train.config import RunConfig, die_with_parent
+from train.config import RunConfig
+from train.stage import die_with_parent
 from train.replay import BatchLoader, ReplayWindow
 from train.rundir import RunDir
 from train.learn.step import Trainer, TrainSettings

@@ -27,7 +27,6 @@ import contextlib
 import io
 import math
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,7 @@ from engine.nets import weights
 from engine.nets import flops
 from engine.nets.evaluator import resolve_device
 from engine.nets.network import GoNet
-from train.config import RunConfig, parse_lr_drops
+from train.config import TrainSettings
 from train.rundir import RunDir, atomic_write
 
 LOSS_NAMES = ("loss", "policy", "value", "ownership", "score")
@@ -77,26 +76,6 @@ def compute_losses(out: Any, batch: dict[str, torch.Tensor], score_scale: float,
     total = (policy + weights_["value"] * value + weights_["ownership"] * own
              + weights_["score"] * score)
     return {"loss": total, "policy": policy, "value": value, "ownership": own, "score": score}
-
-
-@dataclass
-class TrainSettings:
-    lr: float = 0.02
-    lr_warmup: int = 100
-    lr_drops: tuple[tuple[int, float], ...] = ()
-    momentum: float = 0.9
-    weight_decay: float = 1e-4
-    value_weight: float = 1.0
-    ownership_weight: float = 1.0
-    score_weight: float = 0.5
-    amp: str = "auto"            # auto | fp32 | bf16 | fp16
-
-    @classmethod
-    def from_config(cls, cfg: RunConfig) -> "TrainSettings":
-        return cls(lr=cfg.lr, lr_warmup=cfg.lr_warmup, lr_drops=tuple(parse_lr_drops(cfg.lr_drops)),
-                   momentum=cfg.momentum, weight_decay=cfg.weight_decay, value_weight=cfg.value_weight,
-                   ownership_weight=cfg.ownership_weight, score_weight=cfg.score_weight,
-                   amp=cfg.train_amp)
 
 
 class Trainer:
@@ -138,7 +117,7 @@ class Trainer:
     @property
     def lr(self) -> float:
         s = self.settings
-        return lr_at(self.step, s.lr, s.lr_warmup, list(s.lr_drops))
+        return lr_at(self.step, s.lr, s.lr_warmup, s.drops())
 
     def train_step(self, batch: dict[str, np.ndarray]) -> dict[str, float]:
         """One SGD step on a batch (numpy arrays from :func:`train.replay.make_batch`); returns the

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from engine.core import Rules
 from engine.play.settings import DEFAULT_RESIGN, PlaySettings
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
 from train.match.inproc import DEFAULT_INPROC_VISITS, InProcessSpec, parse_inproc
 
 # The PlaySettings fields a match's (and the ladder's) command line gives: field -> option and
@@ -36,7 +35,7 @@ class GameSettings:
     """
 
     size: int = 19
-    rules: Rules = Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)
+    rules: Rules = Rules.default()
     handicap: int = 0
     max_moves: int | None = None
     move_time_limit: float | None = None
@@ -77,8 +76,8 @@ class MatchConfig:
     ``engine.play.movepolicy.should_resign``).
     ``resume`` keeps the finished games of ``results_path`` (a match with the same engines and
     settings; ``train.match.schedule.resumed_games``) and plays only the others.
-    ``leaf_ramp``: in-process engines' leaves per step grow with their trees (the game pool's
-    ``leaf_ramp``; 0: up to 8 per tree from the first visit).
+    ``batch_ramp``: in-process engines' leaves per step grow with their trees (the game pool's
+    ``batch_ramp``; 0: up to 8 per tree from the first visit).
     """
 
     engines: tuple[EngineSpec, ...]
@@ -99,7 +98,7 @@ class MatchConfig:
     progress: bool = True
     play: PlaySettings = field(default_factory=inproc_play)
     resume: bool = False
-    leaf_ramp: int = 0
+    batch_ramp: int = 0
 
     def inproc_visits(self, spec: InProcessSpec) -> int:
         return spec.visits if spec.visits is not None else self.play.visits

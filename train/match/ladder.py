@@ -83,7 +83,7 @@ class LadderConfig:
     play: PlaySettings = field(default_factory=inproc_play)     # the checkpoints': visits, resignation
     checkpoints: int = 6
     every_steps: int = 0
-    rules: Rules = Rules.preset("chinese", 7.0)
+    rules: Rules = Rules.default(komi=7.0)
     gnugo: str = GNUGO
     pachi: str | None = None
     pachi_playouts: tuple[int, ...] = ()
@@ -363,7 +363,7 @@ def brier_of_games(weights_path: Path | str, sgf_files: Sequence[Path]) -> dict[
         if not result.startswith(("B+", "W+")):
             continue
         black_won = 1.0 if result.startswith("B+") else 0.0
-        game = Game(rec.size, Rules.preset("chinese", rec.komi))
+        game = Game(rec.size, Rules.default(rec.komi))
         planes = []
         for color, point in rec.moves:
             planes.append((game.features(ev.feature_set), game.to_move))

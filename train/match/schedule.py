@@ -338,7 +338,7 @@ def run_match(config: MatchConfig, engines: dict[str, dict[str, Any]] | None = N
         if not stopping and sprt_decided():
             stopping = stopped_by_sprt = True
 
-    pool = GamePool(max(1, min(config.parallel, len(pending))), next_game, leaf_ramp=config.leaf_ramp)
+    pool = GamePool(max(1, min(config.parallel, len(pending))), next_game, batch_ramp=config.batch_ramp)
     bar = tqdm(total=len(schedule), initial=len(finished), unit="game", disable=not config.progress,
                dynamic_ncols=True, file=sys.stderr)
     try:
