@@ -177,9 +177,10 @@ def test_a_start_killed_mid_measurement_leaves_what_it_measured(tiny, tmp_path):
     assert first, "nothing was measured before the kill"
     proc = start(args, cache)
     lines: list[str] = []
+    watchdog = threading.Timer(TIMEOUT, proc.kill)       # a silent engine ends the readline below
+    watchdog.start()
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
+        while True:
             line = proc.stderr.readline()
             if not line:
                 break
@@ -187,13 +188,15 @@ def test_a_start_killed_mid_measurement_leaves_what_it_measured(tiny, tmp_path):
             if line.startswith("precision: measuring") or "measured earlier" in line:
                 break
     finally:
+        watchdog.cancel()
         proc.kill()
         proc.communicate()
     said = "".join(lines)
     if first == set(LABELS):                 # killed after the last kernel: nothing is left
         assert "precision: measuring" not in said, said
         return
-    line = next(x for x in lines if x.startswith("precision: measuring"))
+    line = next((x for x in lines if x.startswith("precision: measuring")), None)
+    assert line is not None, f"the second start said no measurement before it ended: {said!r}"
     measuring = line.split("measuring ", 1)[1].split(" at ")[0].split(", ")
     assert set(measuring) == set(LABELS) - first, (line, first)
     assert all(label in line.split(" at ", 1)[1] for label in first)     # "(... cached)"
