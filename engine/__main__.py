@@ -110,8 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 31)
 
-    def warn(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+    def warn(text: str) -> None:       # one write a line: the background measurement's lines never split ours
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
 
     if args.size is not None and not 2 <= args.size <= 19:
         warn("error: --size must be 2..19")

@@ -430,8 +430,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         args.seed = random.SystemRandom().randrange(1 << 31)
 
     def warn(text: str) -> None:
-        if not args.quiet or text.startswith("error"):
-            print(text, file=sys.stderr, flush=True)
+        if not args.quiet or text.startswith("error"):     # one write a line (see engine.__main__)
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
 
     uses_torch = args.weights not in ("uniform", "random")
     if args.threads is None:
