@@ -325,7 +325,7 @@ class Game:
         return out.reshape(self.size, self.size)
 
     def features(self, feature_set: str = "rich", out: np.ndarray | None = None) -> np.ndarray:
-        """Input planes float32 [P, N, N] for the side to move (see src_c/features.h)."""
+        """Input planes float32 [P, N, N] for the side to move (see src_c/feature_planes.h)."""
         fid = _feature_id(feature_set)
         shape = (lib.features_planes(fid), self.size, self.size)
         if out is None:
