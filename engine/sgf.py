@@ -12,9 +12,10 @@ from typing import Iterable, Mapping, Sequence
 
 from sgfmill import sgf
 
+import engine
 from engine import coords
-from engine.core import BLACK, WHITE
-from engine.rules import SGF_NAMES, client_rules
+from engine.core import BLACK, WHITE, Game, Rules
+from engine.rules import DEFAULT_RULES, SGF_NAMES, client_rules
 
 
 @dataclass
@@ -142,3 +143,55 @@ def read_game(data: bytes) -> SgfGame:
         if node.has_property("PL"):
             out.to_move = BLACK if node.get("PL") == "b" else WHITE
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A game of the engine as a record and back (GTP's printsgf and loadsgf)
+
+
+def game_to_sgf(game: Game, handicap: list[int] | None, result: str | None, player_name: str) -> str:
+    """The game as SGF text: size, komi, rules, handicap stones as AB, the moves; ``player_name``
+    (and the engine's version) as the application."""
+    moves = list(game.moves)
+    handicap = list(handicap or [])
+    setup: list[int] = []
+    if handicap and moves[:len(handicap)] == [(BLACK, p) for p in handicap]:
+        setup = handicap
+        moves = moves[len(handicap):]
+    data = write_game(game.size, game.rules.komi, game.rules.name, moves,
+                          setup_black=setup, handicap=len(setup), result=result,
+                          application=(player_name, engine.__version__))
+    return data.decode("utf-8").strip()
+
+
+def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
+                  vertex: str | None = None) -> tuple[Game, list[int]]:
+    """The position of an SGF record before move ``move_number`` (1-based; None: after all moves)
+    or before the first move at ``vertex``; returns (game, handicap points).
+
+    The SGF's komi and (when recognised) rules replace those of ``rules``.  Without KM the komi
+    of ``rules`` stays: SGF's default komi is 0, but a record without KM (a problem, a game typed
+    in by hand) says nothing about the komi of the game the controller has set up, and the
+    controller can send ``komi`` after ``loadsgf`` whenever it wants another.  ValueError for a
+    malformed record; IllegalMoveError for an illegal move in it."""
+    record = read_game(data)
+    preset = record.rules or (rules.name if rules.name in Rules.PRESETS else DEFAULT_RULES)
+    komi = record.komi if "KM" in record.root_properties else rules.komi
+    game = Game(record.size, Rules.preset(preset, komi))
+    for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white)):
+        for p in points:
+            game.play(p, color)
+    handicap = list(record.setup_black) if not record.setup_white else []
+    target = None if move_number is None else max(0, move_number - 1)
+    stop_point = None if vertex is None else coords.from_gtp(vertex, record.size)
+    played = 0
+    for color, point in record.moves:
+        if (target is not None and played >= target) or point == stop_point:
+            break
+        game.play(point, color)
+        played += 1
+    if played == len(record.moves) and record.to_move is not None:
+        game.set_to_move(record.to_move)
+    elif handicap and played == 0:
+        game.set_to_move(WHITE)
+    return game, handicap

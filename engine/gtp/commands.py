@@ -30,7 +30,7 @@ from engine.play.movepolicy import RESIGN
 from engine.play.player import Player, SearchResult
 from engine.play.settings import DEFAULT_RESIGN, default_visits
 from engine.errors import StartupError
-from engine.rules import DEFAULT_RULES, client_rules, kata_rules, net_rules_note, rules_from_kata
+from engine.rules import client_rules, kata_rules, net_rules_note, rules_from_kata
 from engine.play.timecontrol import TimeControl
 
 ENGINE_NAME = "goengine"
@@ -63,54 +63,6 @@ class EngineConfig:
     judge_playouts: int = 64          # playouts behind final_score / final_status_list
     quiet: bool = False               # no search summaries on stderr
     search: SearchParams = field(default_factory=SearchParams)
-
-
-def game_to_sgf(game: Game, handicap: list[int] | None = None, result: str | None = None,
-                player_name: str = ENGINE_NAME) -> str:
-    """The game as SGF text (engine.sgf): size, komi, rules, handicap stones as AB, the moves."""
-    moves = list(game.moves)
-    handicap = list(handicap or [])
-    setup: list[int] = []
-    if handicap and moves[:len(handicap)] == [(BLACK, p) for p in handicap]:
-        setup = handicap
-        moves = moves[len(handicap):]
-    data = sgf.write_game(game.size, game.rules.komi, game.rules.name, moves,
-                          setup_black=setup, handicap=len(setup), result=result,
-                          application=(player_name, engine.__version__))
-    return data.decode("utf-8").strip()
-
-
-def game_from_sgf(data: bytes, rules: Rules, move_number: int | None = None,
-                  vertex: str | None = None) -> tuple[Game, list[int]]:
-    """The position of an SGF record before move ``move_number`` (1-based; None: after all moves)
-    or before the first move at ``vertex``; returns (game, handicap points).
-
-    The SGF's komi and (when recognised) rules replace those of ``rules``.  Without KM the komi
-    of ``rules`` stays: SGF's default komi is 0, but a record without KM (a problem, a game typed
-    in by hand) says nothing about the komi of the game the controller has set up, and the
-    controller can send ``komi`` after ``loadsgf`` whenever it wants another.  ValueError for a
-    malformed record; IllegalMoveError for an illegal move in it."""
-    record = sgf.read_game(data)
-    preset = record.rules or (rules.name if rules.name in Rules.PRESETS else DEFAULT_RULES)
-    komi = record.komi if "KM" in record.root_properties else rules.komi
-    game = Game(record.size, Rules.preset(preset, komi))
-    for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white)):
-        for p in points:
-            game.play(p, color)
-    handicap = list(record.setup_black) if not record.setup_white else []
-    target = None if move_number is None else max(0, move_number - 1)
-    stop_point = None if vertex is None else coords.from_gtp(vertex, record.size)
-    played = 0
-    for color, point in record.moves:
-        if (target is not None and played >= target) or point == stop_point:
-            break
-        game.play(point, color)
-        played += 1
-    if played == len(record.moves) and record.to_move is not None:
-        game.set_to_move(record.to_move)
-    elif handicap and played == 0:
-        game.set_to_move(WHITE)
-    return game, handicap
 
 
 class GTPEngine(GTPServer):
@@ -487,7 +439,7 @@ class GTPEngine(GTPServer):
         if len(data) > MAX_SGF_BYTES:
             raise GTPError("SGF file too large")
         try:
-            game, handicap = game_from_sgf(data, self.game.rules, move_number, vertex)
+            game, handicap = sgf.game_from_sgf(data, self.game.rules, move_number, vertex)
         except IllegalMoveError:
             raise GTPError("illegal move in SGF file") from None
         except ValueError as exc:
@@ -512,7 +464,7 @@ class GTPEngine(GTPServer):
             result = f"{color_name(other(self.resigned))}+R"
         elif self.game.is_over:
             result = self._judge().result()
-        text = game_to_sgf(self.game, self.handicap, result)
+        text = sgf.game_to_sgf(self.game, self.handicap, result, ENGINE_NAME)
         if args:
             try:
                 with open(args[0], "w", encoding="utf-8") as f:
