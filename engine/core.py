@@ -44,6 +44,15 @@ class IllegalMoveError(ValueError):
         self.color = color
 
 
+def winrate_of(value):
+    """The winrate (0..1) of a value from C's search or the net (the mover's view, -1..1):
+    ``(v + 1) / 2``, clipped.  The one conversion: resignation, its calibration and the records'
+    comments work in winrates, and take C's root values through here.  Works on numpy arrays."""
+    if isinstance(value, np.ndarray):
+        return (np.clip(value.astype(np.float64), -1.0, 1.0) + 1.0) / 2.0
+    return (min(1.0, max(-1.0, float(value))) + 1.0) / 2.0
+
+
 def other(color: int) -> int:
     """The opposite colour."""
     return 3 - color
@@ -394,7 +403,7 @@ class ChildStats:
 
     @property
     def winrate(self) -> float:
-        return (self.q + 1.0) / 2.0
+        return winrate_of(self.q)
 
 
 MAX_SLOTS = int(lib.SEARCH_MAX_SLOTS)

@@ -25,7 +25,7 @@ from torch import nn
 from engine.core import SearchParams, feature_planes
 from engine.nets.evaluator import TorchEvaluator, resolve_device
 from tools.bench import raw_benchmark
-from engine.nets.network import GoNet, NetConfig
+from engine.nets.network import GoNet
 from engine.nets.precision import resolve
 from engine.nets.weights import load as load_weights
 from train.config import RunConfig, add_arguments, from_namespace
@@ -59,14 +59,14 @@ class NullNet(nn.Module):
 def _model(cfg: RunConfig, null_net: bool, null_rate: float = 0.0) -> tuple[nn.Module, str]:
     """The net self-play runs: a null net, the --init-weights file, or a random net."""
     if null_net:
-        return (NullNet(cfg.feature_set, feature_planes(cfg.feature_set), null_rate),
+        return (NullNet(cfg.net.feature_set, feature_planes(cfg.net.feature_set), null_rate),
                 f"null ({null_rate:g}/s)" if null_rate else "null")
     if cfg.init_weights:
         model, _ = load_weights(cfg.init_weights)
         c = model.config
         return model.eval(), f"{c.blocks}x{c.filters} ({cfg.init_weights})"
-    model = GoNet(NetConfig(blocks=cfg.blocks, filters=cfg.filters, feature_set=cfg.feature_set)).eval()
-    return model, f"{cfg.blocks}x{cfg.filters}"
+    model = GoNet(cfg.net).eval()
+    return model, f"{cfg.net.blocks}x{cfg.net.filters}"
 
 
 def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, rounds: int = 6,

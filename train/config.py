@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from engine.play import searchopts
 from engine.core import SearchParams
+from engine.nets.netconfig import NetConfig
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import (PlaySettings, add_field_arguments, described as _opt, field_options, fields_from,
                                   resign_winrate)
@@ -38,6 +39,12 @@ _SEARCH = SearchParams()   # C's search defaults
 PLAY_OPTIONS = {name: name for name in ("visits", "cheap_visits", "full_search_prob", "temperature", "noise_epsilon",
                                         "noise_alpha", "max_moves", "root", "gumbel_considered")}
 PLAY_OPTIONS["forced_playouts_k"] = "forced_playouts"
+
+# A new network's NetConfig fields given as options (field -> option and config.json key), with
+# their help there.
+NET_OPTIONS = {"blocks": "blocks", "filters": "filters", "feature_set": "feature_set"}
+NET_HELPS = {"blocks": "residual blocks of a new network", "filters": "filters of a new network",
+             "feature_set": "input feature set of a new network (rich, lz18)"}
 
 MODES = ("az", "agz")
 PIPELINES = ("async", "sync")
@@ -140,9 +147,8 @@ class RunConfig:
     rules: Rules = _opt(Rules.default(), "rules preset: chinese (simple ko, no "
                         "suicide) or tromp-taylor", komi_help="komi")   # saved and given as komi, rules
     # the network
-    blocks: int = _opt(6, "residual blocks of a new network")
-    filters: int = _opt(64, "filters of a new network")
-    feature_set: str = _opt("rich", "input feature set of a new network (rich, lz18)")
+    net: NetConfig = field(default_factory=NetConfig, metadata={"options": NET_OPTIONS, "helps": NET_HELPS})
+    # (a new network's architecture: NetConfig's defaults, given as --blocks, --filters, --feature-set)
     init_weights: str | None = _opt(None, "start the run from this network (one of ours, e.g. a shipped "
                                           "weights/9x9.pt or a checkpoint of another run) instead of a "
                                           "random one; --blocks/--filters/--feature-set are then ignored")
@@ -173,11 +179,13 @@ class RunConfig:
     search_options: str = _opt("", "KataGo's search options of self-play and gating, NAME=VALUE[,...] "
                                    "by our names or KataGo's (engine.play.searchopts: score utility, "
                                    "cpuctUtilityStdev*); default: the engine's defaults")
-    resign: bool = _opt(True, "allow resignation (threshold calibrated on no-resign games)")
+    allow_resign: bool = _opt(True, "self-play games may resign (the winrate threshold is calibrated on the "
+                                    "no-resign games)")
     no_resign_fraction: float = _opt(0.1, "share of games never allowed to resign (calibration)")
     resign_fp_target: float = _opt(0.05, "largest accepted share of false resignations")
     resign_min_games: int = _opt(20, "no-resign games needed before anybody resigns")
-    resign_cap: float = _opt(-0.5, "never resign while the root value is above this (-1..1)")
+    resign_max_winrate: float = _opt(0.25, "the calibrated resignation winrate is at most this: nobody resigns "
+                                           "above it (0..1)")
     on_new_model: str = _opt("switch", "games in flight when a checkpoint arrives: discard, finish "
                                        "(with the old model) or switch (continue with the new one)",
                              choices=("discard", "finish", "switch"))
@@ -263,9 +271,9 @@ class RunConfig:
         if self.play.visits < 1:
             raise ValueError("--visits must be positive")
         for name in ("batch", "parallel_games", "train_batch", "checkpoint_every",
-                     "window", "blocks", "filters", "max_leaves_per_search", "selfplay_workers",
+                     "window", "max_leaves_per_search", "selfplay_workers",
                      "gate_workers", "gate_parallel_games"):
-            if getattr(self, name) < (0 if name == "blocks" else 1):
+            if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be positive")
         gate = self.gate
         if gate.max_games < 1:
@@ -292,6 +300,10 @@ class RunConfig:
         if self.gate_parallel_games < self.gate_workers:
             raise ValueError("--gate-parallel-games must be at least --gate-workers")
         self.train.drops()
+        if not 0.0 <= self.resign_max_winrate < 1.0:
+            raise ValueError("--resign-max-winrate must be a winrate in [0, 1)")
+        if not 0.0 <= self.no_resign_fraction <= 1.0:
+            raise ValueError("--no-resign-fraction must be in [0, 1]")
         if self.init_cpu_hours < 0 or self.init_games < 0:
             raise ValueError("--init-cpu-hours and --init-games cannot be negative")
         if self.max_memory:
@@ -357,6 +369,8 @@ OPTIONS = tuple(RunConfig().to_dict())
 OLD_KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "leaf_ramp": ("batch_ramp", int),                          # renamed
     "gate_resign_threshold": ("gate_resign", resign_winrate),  # a root value -1..1, now a winrate
+    "resign": ("allow_resign", bool),                          # renamed (PlaySettings.resign is a winrate)
+    "resign_cap": ("resign_max_winrate", resign_winrate),      # a root value -1..1, now a winrate
 }
 
 
@@ -381,7 +395,7 @@ def _type_of(f: dataclasses.Field) -> Any:
 
 
 #: The first field of each section of RunConfig, and the section's title in --help.
-SECTIONS = {"mode": "what is played", "blocks": "the network", "temperature_moves": "self-play",
+SECTIONS = {"mode": "what is played", "net": "the network", "temperature_moves": "self-play",
             "window": "training", "gate": "gating (--mode agz)", "seed": "machine and seed"}
 
 
@@ -418,6 +432,11 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
     old.add_argument("--gate-resign-threshold", dest="gate_resign", type=lambda text: resign_winrate(float(text)),
                      default=argparse.SUPPRESS, metavar="VALUE",
                      help="--gate-resign as a root value -1..1 (the winrate (VALUE + 1) / 2; -1: never)")
+    old.add_argument("--resign", dest="allow_resign", action=argparse.BooleanOptionalAction,
+                     default=argparse.SUPPRESS, help="the former name of --allow-resign")
+    old.add_argument("--resign-cap", dest="resign_max_winrate", type=lambda text: resign_winrate(float(text)),
+                     default=argparse.SUPPRESS, metavar="VALUE",
+                     help="--resign-max-winrate as a root value -1..1 (the winrate (VALUE + 1) / 2)")
 
 
 def from_namespace(ns: argparse.Namespace, base: RunConfig | None = None) -> RunConfig:

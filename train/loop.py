@@ -51,7 +51,6 @@ from typing import IO
 
 import train.config
 from engine.nets import weights
-from engine.nets.network import NetConfig
 from train.config import RunConfig, add_arguments, from_namespace
 from train.cluster.driver import add_ray_arguments, options_from_namespace, supervise_ray
 from train.report import format_summary
@@ -60,7 +59,7 @@ from train.supervisor import Budget, Progress, Stage, SyncPipeline, finish_run, 
 from train.usage import Usage
 
 # Settings that define the network or the game and cannot change when a run resumes.
-FROZEN_ON_RESUME = ("board_size", "blocks", "filters", "feature_set", "mode")
+FROZEN_ON_RESUME = ("board_size", "blocks", "filters", "feature_set", "mode")   # options (config.json keys)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,8 +92,7 @@ def prepare_run(rd: RunDir, cfg: RunConfig, resume: bool) -> RunConfig:
             net, meta = init or weights.load(cfg.init_weights)
             parent = f"{cfg.init_weights} (step {meta.get('step', 0)})"
         else:
-            net = weights.new_model(NetConfig(blocks=cfg.blocks, filters=cfg.filters,
-                                              feature_set=cfg.feature_set), seed=cfg.seed)
+            net = weights.new_model(cfg.net, seed=cfg.seed)
             parent = None
         weights.save(rd.model_path(0), net, {"step": 0, "parent": parent, "board_sizes": [cfg.board_size]})
     if cfg.mode == "agz" and not rd.best_path.is_file():
@@ -133,10 +131,11 @@ def resolve_config(args: argparse.Namespace, explicit: argparse.Namespace, rd: R
         cfg = from_namespace(explicit, base=saved).check()
     except TypeError as exc:                  # a value of the wrong type in config.json
         raise ValueError(f"{rd.config_path}: corrupt run config ({exc})") from None
+    now, before = cfg.to_dict(), saved.to_dict()
     for name in FROZEN_ON_RESUME:
-        if getattr(cfg, name) != getattr(saved, name):
+        if now[name] != before[name]:
             raise ValueError(f"--{name.replace('_', '-')} cannot change when resuming "
-                             f"(run has {getattr(saved, name)!r})")
+                             f"(run has {before[name]!r})")
     return cfg
 
 

@@ -45,7 +45,7 @@ COLUMNS = (
     ("score", "trainer", "score", "{:6.3f}"),
     ("lr", "trainer", "lr", "{:8.2g}"),
     ("smp/s", "trainer", "samples_per_s", "{:6.0f}"),
-    ("resign", "selfplay", "resign_threshold", "{:6.2f}"),
+    ("resign", "selfplay", "resign_winrate", "{:6.3f}"),
     ("fp", "selfplay", "resign_fp_rate", "{:5.2f}"),
 )
 
@@ -233,9 +233,9 @@ def write_plots(records: list[dict[str, Any]], out_dir: Path,
             ax.grid(alpha=0.3)
         save(fig, "throughput.png")
 
-    if any(r.get("resign_threshold") is not None for r in sp):
+    if any(r.get("resign_winrate") is not None for r in sp):
         fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot(*_series(sp, None, "games", "resign_threshold"), label="threshold (value)")
+        ax.plot(*_series(sp, None, "games", "resign_winrate"), label="resignation winrate")
         ax.plot(*_series(sp, None, "games", "resign_fp_rate"), label="false-positive rate")
         ax.axhline(0.05, color="grey", ls=":", lw=1)
         ax.set_xlabel("games")

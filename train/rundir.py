@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from engine.core import winrate_of
 from engine.nets import flops
 from train.usage import process_id
 from engine.fileio import atomic_write  # noqa: F401 - re-exported for the train modules
@@ -335,7 +336,18 @@ class RunDir:
         return n
 
 
+def current_form(rec: dict[str, Any]) -> dict[str, Any]:
+    """A metrics record in today's keys: older self-play records gave the resignation threshold
+    as a root value (``resign_threshold``, -1..1), today's as a winrate (``resign_winrate``)."""
+    if "resign_threshold" in rec and "resign_winrate" not in rec:
+        value = rec.pop("resign_threshold")
+        rec["resign_winrate"] = None if value is None else winrate_of(value)
+    return rec
+
+
 def iter_metrics(path: str | os.PathLike, source: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every complete record of the metrics file at ``path`` (of one ``source``), in today's
+    keys (:func:`current_form`)."""
     try:
         with open(path, "rb") as f:
             for line in f:
@@ -346,7 +358,7 @@ def iter_metrics(path: str | os.PathLike, source: str | None = None) -> Iterator
                 except ValueError:
                     continue
                 if source is None or rec.get("source") == source:
-                    yield rec
+                    yield current_form(rec)
     except FileNotFoundError:
         return
 

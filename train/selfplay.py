@@ -12,7 +12,7 @@ soon as the trainer writes it.
 - **Resignation** (AlphaGo Zero): a share (``no_resign_fraction``, 10%) of games may never
   resign and are played out.  In them we record, for every threshold, whether the eventual winner
   ever fell below it (a false positive) and who would have resigned first;
-  :class:`ResignCalibrator` picks the highest threshold at which at most ``resign_fp_target``
+  :class:`ResignCalibrator` picks the highest winrate threshold at which at most ``resign_fp_target``
   (5%) of those games would have had a false resignation AND at most 5% of the resignations
   would have been false.  The false-positive rate measured on the no-resign games against the
   threshold in force while they were played is reported in the metrics.
@@ -43,9 +43,8 @@ from typing import Any
 import numpy as np
 
 from engine.nets import weights
-from engine.core import BLACK, WHITE
+from engine.core import BLACK, WHITE, winrate_of
 from engine.nets.loading import load_evaluator
-from engine.play.settings import resign_winrate
 from train import stage
 from train.config import RunConfig
 from train.stage import StopFlag, stage_device, stage_start
@@ -55,25 +54,27 @@ from train.rundir import GameName, RunDir
 
 
 class ResignCalibrator:
-    """Chooses the resignation threshold from recent no-resign games (see the module docstring).
+    """Chooses the resignation winrate from recent no-resign games (see the module docstring).
 
-    ``threshold`` is None (nobody resigns) until ``min_games`` no-resign games are known."""
+    ``threshold`` is None (nobody resigns) until ``min_games`` no-resign games are known; it is a
+    winrate, on a grid of 0.005 up to ``cap``.  The games' root values become winrates once, as
+    they are added (:func:`engine.core.winrate_of`)."""
 
     def __init__(self, fp_target: float = RunConfig.resign_fp_target, window: int = 200,
-                 min_games: int = RunConfig.resign_min_games, cap: float = RunConfig.resign_cap):
+                 min_games: int = RunConfig.resign_min_games, cap: float = RunConfig.resign_max_winrate):
         self.fp_target = fp_target
         self.min_games = min_games
         self.cap = cap
         self.games: deque[tuple[np.ndarray, np.ndarray, int, float]] = deque(maxlen=window)
         self.threshold: float | None = None
-        self.grid = np.round(np.arange(-0.99, cap + 1e-9, 0.01), 2)
+        self.grid = np.round(np.arange(0.005, cap + 1e-9, 0.005), 3)
 
     def add(self, rec: GameRecord, calibrate: bool = True) -> None:
         """Takes a no-resign game into account (other games are ignored)."""
         if not rec.no_resign:
             return
-        self.games.append((rec.values.astype(np.float32), rec.colors.astype(np.int8), int(rec.winner),
-                           float(rec.resign_threshold)))
+        self.games.append((winrate_of(rec.values), rec.colors.astype(np.int8), int(rec.winner),
+                           float(rec.resign_winrate)))
         if calibrate:
             self.calibrate()
 
@@ -83,8 +84,8 @@ class ResignCalibrator:
         winner_below = 0
         resigns = 0
         false = 0
-        for values, colors, winner, _ in self.games:
-            below = values < threshold
+        for winrates, colors, winner, _ in self.games:
+            below = winrates < threshold
             if winner in (BLACK, WHITE):
                 winner_below += bool(below[colors == winner].any())
             else:
@@ -112,12 +113,12 @@ class ResignCalibrator:
         while they were played, number of such games); (None, 0) before any threshold."""
         hits = 0
         n = 0
-        for values, colors, winner, thr in self.games:
+        for winrates, colors, winner, thr in self.games:
             if math.isnan(thr):
                 continue
             n += 1
-            mask = colors == winner if winner in (BLACK, WHITE) else np.ones(len(values), bool)
-            hits += bool((values[mask] < thr).any())
+            mask = colors == winner if winner in (BLACK, WHITE) else np.ones(len(winrates), bool)
+            hits += bool((winrates[mask] < thr).any())
         return (hits / n if n else None), n
 
 
@@ -153,7 +154,7 @@ class SelfPlayWorker:
         self.device = stage_device(cfg, "selfplay")
         self.rules = cfg.rules
         self.settings = play_settings(cfg)
-        self.calibrator = ResignCalibrator(cfg.resign_fp_target, 200, cfg.resign_min_games, cfg.resign_cap)
+        self.calibrator = ResignCalibrator(cfg.resign_fp_target, 200, cfg.resign_min_games, cfg.resign_max_winrate)
         self.seq = rd.next_game_seq(worker)
         self.games_on_disk = rd.count_games()
         self.session_start_games = self.games_on_disk
@@ -193,11 +194,11 @@ class SelfPlayWorker:
         self._update_threshold()
 
     def resign_threshold(self) -> float | None:
-        """The calibrated root value threshold in force (None: nobody resigns)."""
-        return self.calibrator.threshold if self.cfg.resign else None
+        """The calibrated resignation winrate in force (None: nobody resigns)."""
+        return self.calibrator.threshold if self.cfg.allow_resign else None
 
     def _update_threshold(self) -> None:
-        self.settings.resign = resign_winrate(self.resign_threshold())
+        self.settings.resign = self.resign_threshold() or 0.0
 
     def _next_game(self, slot: Slot) -> GameSpec | None:
         if self.stop is not None and (self.stop or self.stop.drain):
@@ -209,7 +210,7 @@ class SelfPlayWorker:
         self.started_games += 1
         seed = int(np.random.SeedSequence([self.cfg.seed, self.worker, self.session_start_games,
                                            self.started_games]).generate_state(1)[0])
-        allow_resign = self.cfg.resign and self._rng.random() >= self.cfg.no_resign_fraction
+        allow_resign = self.cfg.allow_resign and self._rng.random() >= self.cfg.no_resign_fraction
         return GameSpec(self.cfg.board_size, self.rules, self.agent, self.agent, self.settings,
                         seed=seed, allow_resign=allow_resign)
 
@@ -284,7 +285,7 @@ class SelfPlayWorker:
             "move_share": d.move_seconds / wall,
             "mean_game_length": float(np.mean(self.lengths)) if self.lengths else None,
             "resigned_share": float(np.mean(self.resigned)) if self.resigned else None,
-            "resign_threshold": self.resign_threshold(),
+            "resign_winrate": self.resign_threshold(),
             "resign_fp_rate": fp, "resign_fp_games": fp_n,
             "no_resign_games": len(self.calibrator.games),
             "in_flight": len(self.pool.active()), "abandoned": d.abandoned,

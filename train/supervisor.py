@@ -244,7 +244,7 @@ class Progress:
             self.games.n = max(self.games.n, int(sp.get("games", 0)))
             self.games.set_postfix_str(
                 f"{sp.get('session_games_per_hour', 0):.0f} games/h, {sp.get('positions_per_s', 0):.1f} pos/s, "
-                f"{sp.get('evals_per_s', 0):.0f} evals/s, resign {_fmt(sp.get('resign_threshold'))}"
+                f"{sp.get('evals_per_s', 0):.0f} evals/s, resign {_fmt(sp.get('resign_winrate'))}"
                 f" fp {_fmt(sp.get('resign_fp_rate'))}", refresh=False)
             self.games.refresh()
         if tr:

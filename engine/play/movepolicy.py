@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from engine import scoring
-from engine.core import BLACK, WHITE, Game, other
+from engine.core import BLACK, WHITE, Game, other, winrate_of
 from engine.play.player import SearchResult
 from engine.play.settings import DEFAULT_RESIGN
 
@@ -48,8 +48,8 @@ def should_resign(winrate: float, move_number: int, board_size: int, threshold: 
                   visits: int = 2, handicap: int = 0, white: bool = False) -> bool:
     """Whether a player resigns: the one resignation rule of engine and training.
 
-    ``winrate`` is the player's winrate after its search, 0..1 (from a root value v in -1..1:
-    ``(v + 1) / 2``); ``move_number`` the moves played so far (handicap stones included);
+    ``winrate`` is the player's winrate after its search, 0..1 (a root value of C's search
+    through :func:`engine.core.winrate_of`); ``move_number`` the moves played so far (handicap stones included);
     ``threshold`` the winrate to resign below, 0 (or less) never; ``visits`` the root visits
     behind ``winrate`` (fewer than 2: no real search, never resign); ``handicap`` the handicap
     stones of the game and ``white`` whether the player is White.
@@ -101,7 +101,7 @@ def playing_on(result: SearchResult, pass_point: int) -> tuple[int, float]:
     if rest <= 0:
         return 0, result.winrate
     value = (result.value * result.visits - kid.q * kid.visits) / rest
-    return rest, (min(1.0, max(-1.0, value)) + 1.0) / 2.0
+    return rest, winrate_of(value)
 
 
 def handicap_count(game: Game, handicap: list[int]) -> int:

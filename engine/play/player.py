@@ -22,7 +22,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams, ramp_leaves
+from engine.core import ChildStats, Game, IllegalMoveError, Search, SearchParams, ramp_leaves, winrate_of
 
 
 
@@ -42,7 +42,7 @@ class SearchResult:
 
     @property
     def winrate(self) -> float:
-        return (self.value + 1.0) / 2.0
+        return winrate_of(self.value)
 
 
 class Player:

@@ -21,14 +21,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from engine.core import SearchParams
+from engine.core import SearchParams, winrate_of
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move on 19x19 when neither visits, playouts nor time are set
 DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engine --resign, matches)
-# Resignation is a winrate (0..1, 0: never) everywhere: the engine's --resign, matches, the ladder
-# and PlaySettings.resign.  Self-play calibrates it as a root value (-1..1) and game records keep
-# the threshold in force as one; resign_winrate and resign_value are the conversions.
+# Resignation is a winrate (0..1, 0: never) everywhere: the engine's --resign, matches, the ladder,
+# PlaySettings.resign, self-play's calibrated threshold and the game records' threshold in force.
+# C's root values become winrates in one function, engine.core.winrate_of; resign_winrate reads
+# the root value thresholds of older files and options.
 
 _C = SearchParams()           # C's search defaults
 
@@ -45,13 +46,9 @@ def default_visits(size: int) -> int:
 
 
 def resign_winrate(value: float | None) -> float:
-    """The resignation winrate of a root value threshold (-1..1; -1 or None: never, 0.0)."""
-    return 0.0 if value is None or value <= -1.0 else (value + 1.0) / 2.0
-
-
-def resign_value(winrate: float) -> float | None:
-    """The root value threshold (-1..1) of a resignation winrate (0: never, None)."""
-    return None if winrate <= 0 else 2.0 * winrate - 1.0
+    """The resignation winrate of an older file's or option's root value threshold (-1..1; -1
+    or None: never, 0.0)."""
+    return 0.0 if value is None or value <= -1.0 else winrate_of(value)
 
 
 def described(default: Any, help: str, **kw: Any) -> Any:
@@ -113,7 +110,7 @@ def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
             continue
         dest, value = options[f.name], getattr(defaults, f.name)
         shown = f" (default: {value})" if value not in (None, "") else ""
-        text = (helps or {}).get(f.name, f.metadata["help"])
+        text = (helps or {}).get(f.name) or f.metadata["help"]
         group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
                            default=argparse.SUPPRESS if suppress_defaults else value,
                            choices=f.metadata.get("choices"), metavar=f.metadata.get("metavar"), help=text + shown)

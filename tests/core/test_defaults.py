@@ -99,33 +99,41 @@ def test_play_defaults_have_one_home():
     assert config_from_args(args, match_parser()).play == match.play
 
 
-def test_resignation_is_a_winrate_and_a_root_value_only_on_record():
-    """PlaySettings.resign is a winrate, as the engine's --resign; self-play calibrates a root
-    value and game records keep one: the conversions give the old thresholds exactly."""
+def test_resignation_is_a_winrate_everywhere():
+    """PlaySettings.resign is a winrate, as the engine's --resign; self-play calibrates a winrate
+    and game records keep one.  Root values of older files and options become winrates through
+    one conversion, and the calibration decides exactly as it did on root values."""
     import numpy as np
 
-    from engine.play.settings import PlaySettings, resign_value, resign_winrate
+    from engine.core import winrate_of
+    from engine.play import settings
+    from engine.play.settings import PlaySettings, resign_winrate
     from train.config import RunConfig
     from train.gating import gate_settings
     from train.selfplay import ResignCalibrator, play_settings
 
-    assert PlaySettings().resign == 0.0 and resign_value(0.0) is None and resign_winrate(None) == 0.0
-    assert resign_winrate(-1.0) == 0.0 and resign_value(0.3) == 2 * 0.3 - 1
-    # Self-play's calibrated thresholds (the grid, up to any --resign-cap): the pool compares the
-    # winrate it compared before, and the record keeps the same float32 root value.
-    for t in np.round(np.arange(-0.99, 0.99 + 1e-9, 0.01), 2).tolist():
-        w = resign_winrate(t)
-        assert w == (t + 1.0) / 2.0
-        assert np.float32(resign_value(w)) == np.float32(t), t
-        if t <= -0.5:
-            assert resign_value(w) == t, t                      # the default cap: exactly
-    assert ResignCalibrator(cap=0.3).grid[-1] == 0.3
+    assert not hasattr(settings, "resign_value")                # nothing converts a winrate back
+    assert PlaySettings().resign == 0.0 and resign_winrate(None) == 0.0 and resign_winrate(-1.0) == 0.0
+    assert resign_winrate(-0.9) == winrate_of(-0.9) == (-0.9 + 1.0) / 2.0
+    assert winrate_of(3.0) == 1.0 and winrate_of(-3.0) == 0.0   # clipped
+    # The calibration's grid: winrates 0.005 apart up to the cap, the old root-value grid
+    # (-0.99, -0.98, ... 0.01 apart) converted.  On every float16 root value a record can hold,
+    # "below the winrate" is "below the old root value": the same thresholds, the same resignations.
     cal, run = ResignCalibrator(), RunConfig()
-    assert (cal.fp_target, cal.min_games, cal.cap) == (run.resign_fp_target, run.resign_min_games, run.resign_cap)
+    assert (cal.fp_target, cal.min_games, cal.cap) == (run.resign_fp_target, run.resign_min_games, 0.25)
+    old_grid = np.round(np.arange(-0.99, -0.5 + 1e-9, 0.01), 2)
+    assert len(cal.grid) == len(old_grid) and cal.grid[0] == 0.005 and cal.grid[-1] == 0.25
+    values = np.arange(-1.0, 1.0, 2.0 ** -11, dtype=np.float32).astype(np.float16)
+    winrates = winrate_of(values)
+    for t, w in zip(old_grid, cal.grid):
+        assert abs(winrate_of(float(t)) - w) < 1e-12
+        assert np.array_equal(values.astype(np.float32) < t, winrates < w), t
+    assert ResignCalibrator(cap=0.3).grid[-1] == 0.3
     assert play_settings(RunConfig()).resign == 0.0             # until calibrated
     assert gate_settings(RunConfig()).resign == RunConfig().gate_play.resign == 0.05
-    assert np.float32(resign_value(0.05)) == np.float32(resign_value(resign_winrate(-0.9)))   # as recorded before
     assert gate_settings(RunConfig.from_dict({"gate_resign_threshold": -1.0})).resign == 0.0  # an old config
+    old = RunConfig.from_dict({"resign": False, "resign_cap": -0.6})                          # an old config
+    assert not old.allow_resign and abs(old.resign_max_winrate - 0.2) < 1e-12
 
 
 @pytest.mark.parametrize("winrate", [0.05, 0.02, 0.1, 0.15, 0.3, 0.01])
@@ -135,7 +143,6 @@ def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
     import numpy as np
 
     from engine.play.movepolicy import should_resign
-    from engine.play.settings import resign_value
     from train.match.cli import build_parser, config_from_args
     from train.match.report import settings_entry
     from train.match.schedule import match_play
@@ -145,7 +152,6 @@ def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
     config = config_from_args(parser.parse_args([*argv, "--resign", str(winrate)]), parser)
     play = match_play(config)
     assert (play.visits, play.resign, play.max_moves, play.noise_epsilon) == (32, winrate, 3 * 81, 0.0)
-    assert resign_value(play.resign) == 2.0 * winrate - 1.0          # the root value its records keep
     entry = settings_entry(config)                                   # the results file: a winrate, as before
     assert (entry["visits"], entry["resign"]) == (32, winrate) and list(entry)[-2:] == ["visits", "resign"]
     before = (2.0 * winrate - 1.0 + 1.0) / 2.0

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams
+from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, winrate_of
 from engine.nets.evaluator import Evaluation, RandomEvaluator
 from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
 from train.games.records import (MoveInfo, build_record, positions, read_npz, read_sgf_moves, replay,
@@ -136,7 +136,7 @@ def test_resignation_and_no_resign_games():
     # the first quarter of the board's points, 6 moves on 5x5): move 8 of the game.
     assert resigned.length == 7 and not resigned.scored
     assert played.no_resign and played.reason == "move cap" and played.length == 12
-    assert resigned.resign_threshold == np.float32(-0.9) and np.isnan(played.resign_threshold)  # root values
+    assert resigned.resign_winrate == np.float32(0.05) and np.isnan(played.resign_winrate)   # winrates
     # In the no-resign game White's values stayed below the threshold: it would have resigned first.
     assert (played.values[played.colors == WHITE] < -0.9).all()
     below = np.flatnonzero(played.values.astype(np.float32) < -0.9)
@@ -199,13 +199,13 @@ def _no_resign_record(values, colors, winner, threshold=math.nan):
     class R:
         no_resign = True
     r = R()
-    r.values, r.colors, r.winner, r.resign_threshold = (np.array(values, np.float16), np.array(colors, np.int8),
-                                                         winner, threshold)
+    r.values, r.colors, r.winner, r.resign_winrate = (np.array(values, np.float16), np.array(colors, np.int8),
+                                                       winner, threshold)
     return r
 
 
 def test_resign_calibration_keeps_false_positives_under_target():
-    cal = ResignCalibrator(fp_target=0.05, window=200, min_games=20, cap=-0.5)
+    cal = ResignCalibrator(fp_target=0.05, window=200, min_games=20, cap=0.25)
     rng = np.random.default_rng(0)
     winner_mins = []
     for i in range(100):
@@ -216,17 +216,17 @@ def test_resign_calibration_keeps_false_positives_under_target():
         cal.add(_no_resign_record(values, [1, 2, 1, 2, 1, 2], BLACK))
         if i < 19:
             assert cal.threshold is None
-    t = cal.threshold
-    assert t is not None and t <= -0.5
+    t = cal.threshold                      # a winrate
+    assert t is not None and 0.0 < t <= 0.25
     fp_games, fp_resigns, _ = cal.rates(t)
     assert fp_games <= 0.05 and fp_resigns <= 0.05
-    assert np.mean(np.array(winner_mins) < t) <= 0.05
+    assert np.mean(winrate_of(np.array(winner_mins, np.float16)) < t) <= 0.05
     # One grid step higher would break the target.
-    assert cal.rates(round(t + 0.01, 2))[0] > 0.05 or t >= -0.5
-    # Measured rate against the threshold that was in force.
-    cal.add(_no_resign_record([0.0, -0.99], [1, 2], WHITE, threshold=-0.6))
+    assert cal.rates(round(t + 0.005, 3))[0] > 0.05 or t >= 0.25
+    # Measured rate against the winrate that was in force.
+    cal.add(_no_resign_record([0.0, -0.99], [1, 2], WHITE, threshold=0.2))
     rate, n = cal.measured_fp_rate()
-    assert n == 1 and rate == 1.0          # White, the eventual winner, fell below -0.6 in force
+    assert n == 1 and rate == 1.0          # White, the eventual winner, fell below 0.2 in force
 
 
 class ValueForEvaluator:

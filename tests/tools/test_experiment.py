@@ -44,11 +44,11 @@ def test_thread_defaults():
 
 
 def test_passthrough_args():
-    ns = argparse.Namespace(board_size=7, resign=False, device="cuda", mode="agz", pipeline="sync",
+    ns = argparse.Namespace(board_size=7, allow_resign=False, device="cuda", mode="agz", pipeline="sync",
                             on_new_model="finish", budget="3m", komi=2.5, visits=8, forced_playouts=2.0)
     args = passthrough_args(ns)
-    assert args == ["--board-size", "7", "--device", "cuda", "--forced-playouts", "2.0", "--komi", "2.5",
-                    "--mode", "agz", "--no-resign", "--visits", "8"]
+    assert args == ["--no-allow-resign", "--board-size", "7", "--device", "cuda", "--forced-playouts", "2.0",
+                    "--komi", "2.5", "--mode", "agz", "--visits", "8"]
 
 
 def test_round_robin_and_ratings(tmp_path):
@@ -58,7 +58,7 @@ def test_round_robin_and_ratings(tmp_path):
         paths[name] = tmp_path / f"{name}.pt"
         weights.save(paths[name], weights.new_model(NetConfig(blocks=1, filters=8), seed=seed),
                      {"step": 0, "parent": None, "board_sizes": [5]})
-    cfg = RunConfig(board_size=5, rules=Rules(komi=2.5), blocks=1, filters=8, play=PlaySettings(visits=4), batch=16,
+    cfg = RunConfig(board_size=5, rules=Rules(komi=2.5), net=NetConfig(blocks=1, filters=8), play=PlaySettings(visits=4), batch=16,
                     cache_size=1000)
     games = round_robin(paths, cfg, games_per_pair=4, parallel=8, seed=1)
     assert len(games) == 12

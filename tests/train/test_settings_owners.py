@@ -18,7 +18,7 @@ SETTINGS = (
     ("engine.searchcore", "SearchParams"),
     ("engine.play.settings", "PlaySettings"),
     ("engine.play.rootsearch", "GumbelSettings"),
-    ("engine.nets.network", "NetConfig"),
+    ("engine.nets.netconfig", "NetConfig"),
     ("engine.nets.gpu_settings", "GpuSettings"),
     ("engine.gtp.commands", "EngineConfig"),
     ("engine.gtp.analysis", "AnalysisOptions"),
@@ -56,9 +56,6 @@ NOT_YET_ONE_OWNER = {
     "max_moves": "PlaySettings' and GameSettings' move cap",
     "c_puct": "RunConfig's over its SearchParams' (default read from C's)",
     "max_memory": "RunConfig's text (e.g. 1G) over SearchParams' bytes",
-    "blocks": "RunConfig's new network over NetConfig's",
-    "filters": "RunConfig's new network over NetConfig's",
-    "feature_set": "RunConfig's new network over NetConfig's",
 }
 
 

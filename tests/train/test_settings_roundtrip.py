@@ -41,7 +41,7 @@ def test_a_previous_release_config_loads_with_every_value():
     assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
         (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
     assert cfg.gate == GateRule(threshold=0.55, max_games=40, elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
-    assert cfg.resign_cap == -0.5                                           # a root value, as saved
+    assert cfg.resign_max_winrate == 0.25 and cfg.allow_resign            # saved as resign_cap -0.5, resign
     assert cfg.gate_play.resign == gate_settings(cfg).resign == (-0.8 + 1.0) / 2.0   # saved as a root value
 
 
@@ -111,6 +111,6 @@ def test_a_config_with_old_names_loads():
     assert RunConfig.from_dict({"leaf_ramp": 8}).batch_ramp == 8
     assert RunConfig.from_dict({"leaf_ramp": 8, "batch_ramp": 4}).batch_ramp == 4
     assert RunConfig.from_dict({"gate_resign_threshold": -0.9}).gate_play.resign == (-0.9 + 1.0) / 2.0
-    assert not {"leaf_ramp", "gate_resign_threshold"} & set(RunConfig().to_dict())
+    assert not {"leaf_ramp", "gate_resign_threshold", "resign", "resign_cap"} & set(RunConfig().to_dict())
     args = build_parser().parse_args(["--run-dir", "r", "--leaf-ramp", "3", "--gate-resign-threshold", "-1"])
     assert (args.batch_ramp, args.gate_resign) == (3, 0.0)

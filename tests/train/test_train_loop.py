@@ -90,7 +90,7 @@ def test_metrics_and_report(run):
     sp = [r for r in recs if r["source"] == "selfplay"]
     tr = [r for r in recs if r["source"] == "trainer" and "loss" in r]
     assert sp and tr
-    for key in ("games_per_hour", "positions_per_s", "evals_per_s", "resign_threshold", "resign_fp_rate"):
+    for key in ("games_per_hour", "positions_per_s", "evals_per_s", "resign_winrate", "resign_fp_rate"):
         assert key in sp[-1]
     for key in ("loss", "policy", "value", "ownership", "score", "lr", "step", "loader_positions_per_s"):
         assert key in tr[-1]

@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from engine import coords
-from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, other
+from engine.core import BLACK, WHITE, Game, IllegalMoveError, Search, other, winrate_of
 from engine.play.movepolicy import best_other_move, raw_pass_allowed, should_resign
 from engine.play.player import SearchResult
 from engine.play.rootsearch import GumbelRoot, GumbelSettings, pruned_distribution
@@ -496,7 +496,7 @@ class GamePool:
         tree, agent = slot.tree, slot.agent
         value = tree.value
         visits = tree.visits
-        if spec.allow_resign and should_resign((value + 1.0) / 2.0, len(game.moves), game.size, s.resign, visits,
+        if spec.allow_resign and should_resign(winrate_of(value), len(game.moves), game.size, s.resign, visits,
                                                handicap=len(slot.setup), white=color == WHITE):
             return self._finish(slot, "resign", other(color))
         policy = None

@@ -13,7 +13,7 @@ Each finished game is written twice, atomically (temp file + ``os.replace``):
   ==================  =============  =====================================================
   key                 dtype/shape    meaning
   ==================  =============  =====================================================
-  version             int            RECORD_VERSION
+  version             int            RECORD_VERSION (2; version 1 records are read too)
   size, komi, rules   int/float/str  board size, komi, ``Rules.name``
   moves, colors       int16/int8 [T] the moves (compact points, pass = N*N) and who played
   full                bool [T]       a full search: the position is a training position
@@ -44,7 +44,9 @@ Each finished game is written twice, atomically (temp file + ``os.replace``):
   reason              str            how it ended, one of ENDINGS: "passes", "resign", "move
                                      cap", or a forfeit: "time", "crash", "illegal", "error"
   no_resign           bool           resignation was disabled (calibration game)
-  resign_threshold    float32        threshold in force (nan: resignation off)
+  resign_winrate      float32        resignation winrate in force, 0..1 (nan: resignation
+                                     off); version 1 kept it as a root value -1..1 under
+                                     the key resign_threshold, read as its winrate
   seed, started, finished             the game's seed and wall-clock times
   ==================  =============  =====================================================
 
@@ -71,10 +73,12 @@ import numpy as np
 
 from engine import sgf
 from engine.rules import format_result
-from engine.core import BLACK, WHITE, Game, Rules, feature_planes
+from engine.core import BLACK, WHITE, Game, Rules, feature_planes, winrate_of
 from train.rundir import atomic_write
 
-RECORD_VERSION = 1
+RECORD_VERSION = 2
+#: Versions read: 1 kept the resignation threshold as a root value (resign_threshold).
+READ_VERSIONS = (1, 2)
 #: Forfeits: the offending side loses on time, by a crash, an illegal (or unreadable) move, or
 #: an error (a GTP engine refused a command).
 FORFEITS = ("time", "crash", "illegal", "error")
@@ -114,7 +118,7 @@ class GameRecord:
     scored: bool
     reason: str
     no_resign: bool = False
-    resign_threshold: float = math.nan
+    resign_winrate: float = math.nan     # the resignation winrate in force (nan: off)
     seed: int = 0
     started: float = 0.0
     finished: float = 0.0
@@ -214,7 +218,7 @@ class MoveInfo:
 
 
 def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: int | None = None,
-                 no_resign: bool = False, resign_threshold: float | None = None, seed: int = 0,
+                 no_resign: bool = False, resign_winrate: float | None = None, seed: int = 0,
                  started: float = 0.0, finished: float | None = None,
                  players: Mapping[int, Sequence[str]] | None = None, setup: Sequence[int] = (),
                  opening_moves: int = 0, detail: str = "") -> GameRecord:
@@ -272,7 +276,7 @@ def build_record(game: Game, moves: Sequence[MoveInfo], *, reason: str, winner: 
         model_ids=ids, move_model=move_model, winner=int(winner), score=float(score),
         ownership=game.area().astype(np.int8), scored=scored, reason=reason,
         no_resign=bool(no_resign),
-        resign_threshold=math.nan if resign_threshold is None else float(resign_threshold),
+        resign_winrate=math.nan if resign_winrate is None else float(resign_winrate),
         seed=int(seed), started=float(started),
         finished=float(time.time() if finished is None else finished),
         players={c: [str(m) for m in (players or {}).get(c, ())] for c in (BLACK, WHITE)},
@@ -296,7 +300,7 @@ def to_npz_bytes(rec: GameRecord) -> bytes:
         rules=np.str_(rec.rules.name), model_ids=np.array(rec.model_ids, dtype=np.str_),
         winner=np.int8(rec.winner), score=np.float32(rec.score), scored=np.bool_(rec.scored),
         reason=np.str_(rec.reason), no_resign=np.bool_(rec.no_resign),
-        resign_threshold=np.float32(rec.resign_threshold), seed=np.int64(rec.seed),
+        resign_winrate=np.float32(rec.resign_winrate), seed=np.int64(rec.seed),
         started=np.float64(rec.started), finished=np.float64(rec.finished))
     players = rec.player_models()
     arrays.update(players_black=np.array(players[BLACK], dtype=np.str_),
@@ -315,19 +319,28 @@ def write_npz(path: str | os.PathLike, rec: GameRecord) -> None:
     atomic_write(path, lambda f: f.write(data))
 
 
+def _resign_winrate(z, version: int) -> float:
+    """The record's resignation winrate in force (nan: off); version 1 kept a root value."""
+    if version >= 2:
+        return float(z["resign_winrate"])
+    value = float(z["resign_threshold"])
+    return math.nan if math.isnan(value) else winrate_of(value)
+
+
 def read_npz(path: str | os.PathLike) -> GameRecord:
     """Reads a training record; ValueError (naming the file) if it is not a valid one."""
     try:
         with np.load(path, allow_pickle=False) as z:
             version = int(z["version"])
-            if version != RECORD_VERSION:
-                raise ValueError(f"record version {version}, this code reads {RECORD_VERSION}")
+            if version not in READ_VERSIONS:
+                raise ValueError(f"record version {version}, this code reads versions "
+                                 f"{', '.join(map(str, READ_VERSIONS))}")
             rec = GameRecord(
                 size=int(z["size"]), rules=Rules.from_name(str(z["rules"]), float(z["komi"])),
                 **{k: z[k] for k in _ARRAY_FIELDS},
                 model_ids=[str(s) for s in z["model_ids"]], winner=int(z["winner"]),
                 score=float(z["score"]), scored=bool(z["scored"]), reason=str(z["reason"]),
-                no_resign=bool(z["no_resign"]), resign_threshold=float(z["resign_threshold"]),
+                no_resign=bool(z["no_resign"]), resign_winrate=_resign_winrate(z, version),
                 seed=int(z["seed"]), started=float(z["started"]), finished=float(z["finished"]),
                 players={c: [str(s) for s in z[key]] for c, key in ((BLACK, "players_black"),
                                                                    (WHITE, "players_white")) if key in z.files})
@@ -360,8 +373,8 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
              f"rules {rec.rules.name}, komi {rec.rules.komi:g}; seed {rec.seed}"]
     if rec.no_resign:
         lines.append("resignation disabled (calibration game)")
-    elif not math.isnan(rec.resign_threshold):
-        lines.append(f"resign threshold {rec.resign_threshold:.3f}")
+    elif not math.isnan(rec.resign_winrate):
+        lines.append(f"resign winrate {rec.resign_winrate:.3f}")
     # Records without training targets (matches, the ladder) keep no policies: no move is 'fast'.
     marks_fast = bool(np.any(rec.full))
     lines.append("move comments: root visits, winrate of the mover after the search"
@@ -369,7 +382,7 @@ def to_sgf_bytes(rec: GameRecord, *, game_name: str = "", application: str = "go
     comments = []
     prev_model = None
     for t in range(rec.length):
-        winrate = (float(rec.values[t]) + 1.0) / 2.0
+        winrate = winrate_of(float(rec.values[t]))
         if t < rec.opening_moves:
             text = "random opening move"
         elif int(rec.visits[t]) == 0:

@@ -11,7 +11,7 @@ from typing import Any, Protocol, Sequence, Union
 
 from engine.coords import fixed_handicap
 from engine.core import BLACK, WHITE, Game, Rules, SearchParams
-from engine.play.settings import PlaySettings, resign_value
+from engine.play.settings import PlaySettings
 from train.games.records import GameRecord, MoveInfo, build_record
 
 @dataclass
@@ -117,7 +117,7 @@ class FinishedGame:
         players = self.players or {BLACK: [self.spec.black.model_id], WHITE: [self.spec.white.model_id]}
         return build_record(self.game, self.moves, reason=self.reason, winner=self.winner,
                             no_resign=not self.spec.allow_resign,
-                            resign_threshold=resign_value(s.resign) if self.spec.allow_resign else None,
+                            resign_winrate=s.resign if self.spec.allow_resign and s.resign > 0 else None,
                             seed=self.spec.seed, started=self.started, finished=self.finished,
                             players=players, setup=self.setup, opening_moves=len(self.spec.opening),
                             detail=self.detail)
