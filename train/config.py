@@ -39,6 +39,10 @@ _SEARCH = SearchParams()   # C's search defaults
 PLAY_OPTIONS = {name: name for name in ("visits", "cheap_visits", "full_search_prob", "temperature", "noise_epsilon",
                                         "noise_alpha", "max_moves", "root", "gumbel_considered")}
 PLAY_OPTIONS["forced_playouts_k"] = "forced_playouts"
+PLAY_OPTIONS["temperature_moves"] = "temperature_moves"
+# Their help where self-play words it differently, and self-play's own defaults.
+PLAY_HELPS = {"temperature_moves": "moves played by sampling visits^(1/T) (default N*N//8)"}
+SELFPLAY_PLAY = PlaySettings(temperature_moves=None)
 
 # A new network's NetConfig fields given as options (field -> option and config.json key), with
 # their help there.
@@ -158,8 +162,8 @@ class RunConfig:
     init_games: int = _opt(0, "self-play games that produced --init-weights, added like --init-cpu-hours "
                               "(default: the file's key games, else 0)")
     # self-play search
-    temperature_moves: int | None = _opt(None, "moves played by sampling visits^(1/T) (default N*N//8)")
-    play: PlaySettings = field(default_factory=PlaySettings, metadata={"options": PLAY_OPTIONS})
+    play: PlaySettings = field(default_factory=lambda: dataclasses.replace(SELFPLAY_PLAY),
+                               metadata={"options": PLAY_OPTIONS, "helps": PLAY_HELPS})
     # (the options and config.json keys of PLAY_OPTIONS; train.selfplay.play_settings sets the
     # other fields per game: temperature moves, move cap, calibrated resignation)
     batch: int = _opt(256, "leaves per forward pass in self-play (spread over the games in flight)")
@@ -247,7 +251,8 @@ class RunConfig:
     # -- derived -------------------------------------------------------------------------
     def temperature_plies(self) -> int:
         n = self.board_size
-        return self.temperature_moves if self.temperature_moves is not None else n * n // 8
+        moves = self.play.temperature_moves
+        return moves if moves is not None else n * n // 8
 
     def move_cap(self) -> int:
         return self.play.move_cap(self.board_size)
@@ -395,7 +400,7 @@ def _type_of(f: dataclasses.Field) -> Any:
 
 
 #: The first field of each section of RunConfig, and the section's title in --help.
-SECTIONS = {"mode": "what is played", "net": "the network", "temperature_moves": "self-play",
+SECTIONS = {"mode": "what is played", "net": "the network", "play": "self-play",
             "window": "training", "gate": "gating (--mode agz)", "seed": "machine and seed"}
 
 

@@ -68,8 +68,9 @@ class PlaySettings:
     cheap_visits: int = described(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
                                  "moves get; they are played, not trained on (0: off)")
     full_search_prob: float = described(0.25, "with --cheap-visits: share of moves given a full search")
-    temperature_moves: int = described(0, "the first this many moves (plies) sample visits^(1/T); later moves take "
-                                      "the most visited")
+    temperature_moves: int | None = described(0, "the first this many moves (plies) sample visits^(1/T); later "
+                                                 "moves take the most visited (None: the caller's default by "
+                                                 "board size, resolved before play: self-play N*N//8, gating N//2)")
     temperature: float = described(1.0, "T of the opening moves that sample visits^(1/T)")
     noise_epsilon: float = described(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
     noise_alpha: float = described(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "

@@ -82,7 +82,8 @@ def test_play_defaults_have_one_home():
 
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
     assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
-    assert (run.play, run.c_puct) == (play, c.c_puct)
+    assert (run.play, run.c_puct) == (dataclasses.replace(play, temperature_moves=None), c.c_puct)  # None: N*N//8
+    assert run.temperature_plies() == 81 // 8 and RunConfig(board_size=5).temperature_plies() == 3
     assert run.gate == GateRule()
     assert not {f.name for f in dataclasses.fields(RunConfig)} & set(GATE_OPTIONS.values())   # GateRule's only
     match = MatchConfig((), 2, GameSettings(), "sgf", "r.json")

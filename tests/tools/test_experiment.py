@@ -58,7 +58,7 @@ def test_round_robin_and_ratings(tmp_path):
         paths[name] = tmp_path / f"{name}.pt"
         weights.save(paths[name], weights.new_model(NetConfig(blocks=1, filters=8), seed=seed),
                      {"step": 0, "parent": None, "board_sizes": [5]})
-    cfg = RunConfig(board_size=5, rules=Rules(komi=2.5), net=NetConfig(blocks=1, filters=8), play=PlaySettings(visits=4), batch=16,
+    cfg = RunConfig(board_size=5, rules=Rules(komi=2.5), net=NetConfig(blocks=1, filters=8), play=PlaySettings(visits=4, temperature_moves=None), batch=16,
                     cache_size=1000)
     games = round_robin(paths, cfg, games_per_pair=4, parallel=8, seed=1)
     assert len(games) == 12

@@ -35,8 +35,8 @@ def save_model(rd, step, seed):
 def make_run(tmp_path, policy, mode="az"):
     rd = RunDir(tmp_path / "run").create()
     cfg = RunConfig(mode=mode, board_size=5, rules=Rules(komi=2.5), net=NetConfig(blocks=1, filters=8),
-                    play=PlaySettings(visits=8), parallel_games=4, batch=16, allow_resign=False, on_new_model=policy,
-                    seed=3, temperature_moves=4, cache_size=1000, metrics_every=1.0)
+                    play=PlaySettings(visits=8, temperature_moves=4), parallel_games=4, batch=16, allow_resign=False, on_new_model=policy,
+                    seed=3, cache_size=1000, metrics_every=1.0)
     rd.write_config(cfg.to_dict())
     save_model(rd, 0, seed=1)
     return rd, cfg
