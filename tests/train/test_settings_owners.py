@@ -52,7 +52,6 @@ NOT_YET_ONE_OWNER = {
     "forced_playouts_k": "PlaySettings and SearchParams (issue 49 part 3)",
     "resign": "EngineConfig's and PlaySettings' winrate, RunConfig's switch (issue 49 part 4)",
     "temperature_moves": "RunConfig's (None: N*N//8) over its PlaySettings' (issue 49 part 2)",
-    "max_moves": "PlaySettings' and GameSettings' move cap",
     "c_puct": "RunConfig's over its SearchParams' (default read from C's)",
     "max_memory": "RunConfig's text (e.g. 1G) over SearchParams' bytes",
     "blocks": "RunConfig's new network over NetConfig's",
