@@ -27,11 +27,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:                    # the C core: without it the engine cannot play (doctor still runs)
     from engine.play import searchopts  # noqa: E402
-    from engine.core import Game, Rules, SearchParams  # noqa: E402
-    from engine.gtp import EngineConfig, GTPEngine  # noqa: E402
+    from engine.core import Game, SearchParams  # noqa: E402
+    from engine.gtp import GTPEngine  # noqa: E402
     from engine.nets.loading import (WEIGHTS_DIR, default_weights_path, make_evaluator_factory,  # noqa: E402
                                      net_feature_set)
-    from engine.options import DEFAULTS, build_parser, default_threads  # noqa: E402
+    from engine.options import DEFAULTS, build_parser, default_threads, engine_config  # noqa: E402
     _CORE_ERROR: ImportError | None = None
 except ImportError as _exc:
     _CORE_ERROR = _exc
@@ -118,8 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         warn("error: --size must be 2..19")
         return 2
     try:
-        rules = Rules.preset(args.rules, args.komi)
-    except ValueError as exc:
+        config = engine_config(args, size=args.size or 19, batch=args.batch or DEFAULTS.batch,
+                               threads=args.threads or 1, search=SearchParams())
+    except ValueError as exc:             # unknown rules or a bad komi
         warn(f"error: {exc}")
         return 2
     missing = startup.missing_weights(args.weights)
@@ -144,12 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if size_given is None and not gtp.board_size_set and not gtp.game.moves:
             gtp.game = Game(loaded.size, gtp.game.rules)      # a 9x9 net starts on 9x9
 
-    config = EngineConfig(size=args.size or 19, rules=rules, visits=args.visits,
-                          playouts=args.playouts, seconds=args.time, batch=args.batch or DEFAULTS.batch,
-                          batch_ramp=args.batch_ramp,
-                          resign=args.resign, resign_turns=args.resign_turns, ponder=args.ponder,
-                          lag_buffer=args.lag_buffer, seed=args.seed, quiet=args.quiet,
-                          search=SearchParams(), threads=args.threads or 1)
     gtp = GTPEngine(lambda size: None, config, log=log, ready=ready)
     try:
         status = gtp.run()

@@ -1,6 +1,9 @@
 """The GTP engine's command line (``python -m engine --help``), shared with the analysis engine
-(``python -m engine analysis``, which adds its own options): the parser, its argument types,
-the engine's defaults it shows and the search threads when ``--threads`` is not given."""
+(``python -m engine analysis``, which adds its own options): the parser, built from
+:class:`engine.gtp.EngineConfig`'s fields and read back into one (:func:`engine_config`), the
+options that are not its fields (the net, its precision and device, the tree's memory, search
+options, the log), the engine's defaults it shows and the search threads when ``--threads`` is
+not given."""
 from __future__ import annotations
 
 import argparse
@@ -8,46 +11,12 @@ import os
 
 from engine.play import searchopts
 from engine.gtp import EngineConfig
+from engine.gtp.config import GAME, LIMITS, NETWORK, OUTPUT, SEARCH
 from engine.play.memory import format_memory, parse_memory
 from engine.play.settings import DEFAULT_VISITS, default_visits
-from engine.rules import PRESETS
+from engine.play.settings_cli import add_dataclass_arguments, dataclass_from_args
 
 DEFAULTS = EngineConfig()     # the engine's defaults, shown and used by the command line
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value
-
-
-def _nonneg_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
-    return value
-
-
-def _nonneg_float(text: str) -> float:
-    value = float(text)
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be a finite number >= 0")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = _nonneg_float(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return value
-
-
-def _winrate(text: str) -> float:
-    value = float(text)
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError("must be a winrate from 0 (never resign) to below 1")
-    return value
 
 
 def _memory(text: str) -> int:
@@ -83,41 +52,17 @@ GTP:
   any input line), GoGui's gogui-analyze_commands and gogui-interrupt ('# interrupt' ends a
   genmove early), cputime.  'list_commands' prints them all.
 """)
-    net = p.add_argument_group("network", "which net plays, and how its forward passes run")
-    limits = p.add_argument_group("search limits", "how long a move searches (see 'search limits' below)")
-    search = p.add_argument_group("search", "how the search spends its visits")
-    game = p.add_argument_group("game", "the game the engine starts with; GTP commands change it")
-    out = p.add_argument_group("output and testing")
+    net = p.add_argument_group(NETWORK, "which net plays, and how its forward passes run")
+    limits = p.add_argument_group(LIMITS, "how long a move searches (see 'search limits' below)")
+    search = p.add_argument_group(SEARCH, "how the search spends its visits")
+    game = p.add_argument_group(GAME, "the game the engine starts with; GTP commands change it")
+    out = p.add_argument_group(OUTPUT)
     net.add_argument("--weights", metavar="PATH|uniform|random",
                    help="network to play with: one of our .pt weights files, a Leela Zero weights "
                         "file (.gz or .txt; 19x19 only), 'uniform' (no network: uniform policy, "
                         "even value; for tests) or 'random' (deterministic pseudo-random outputs). "
                         "Default: the net shipped in weights/ for the board size, else a small "
                         "untrained net (with a warning)")
-    game.add_argument("--size", type=int, default=None, metavar="N",
-                   help="initial board size N x N, 2..19 (default: the size the --weights net was trained "
-                        "for when it was trained for one size only, else 19)")
-    game.add_argument("--komi", type=float, default=None, metavar="POINTS",
-                   help=f"initial komi (default: the rules' own, {DEFAULTS.rules.komi:g} for area "
-                        "scoring, 6.5 for territory)")
-    game.add_argument("--rules", default=DEFAULTS.rules.name, choices=PRESETS,
-                   help="rules preset: chinese (simple ko, no suicide) or tromp-taylor (positional "
-                        "superko, suicide allowed), scoring by area; japanese or korean (simple ko, "
-                        "no suicide, territory scoring, no points in seki); see docs/rules.md "
-                        f"(default {DEFAULTS.rules.name})")
-    limits.add_argument("--visits", type=_positive_int, metavar="N",
-                   help="root visits per move, counting visits kept from the previous move's tree "
-                        "(default: by board size, see below)")
-    limits.add_argument("--playouts", type=_positive_int, metavar="N",
-                        help="new visits per move, tree reuse not counted (default: no limit)")
-    limits.add_argument("--time", type=_positive_float, metavar="SECONDS",
-                   help="seconds per move; a clock set by the controller may allow less (default: no limit)")
-    net.add_argument("--threads", type=_positive_int, metavar="N",
-                   help="search threads, each with its own batch of positions in the network at "
-                        "once (on a CPU each runs the network on one core); default: the cores "
-                        "this process may use; on CUDA measured with the batch once per machine, "
-                        "net and size, and cached (engine/nets/gpu_settings.py).  With 1 thread and "
-                        "--visits the engine is deterministic")
     net.add_argument("--precision", default="auto", type=str.lower,
                    choices=("auto", "fp32", "bf16", "fp16", "fp32-nchw", "fp32-wino"),
                    help="network precision: auto (default) compares fp32, bf16 (and fp16 on CUDA) "
@@ -127,26 +72,8 @@ GTP:
                         "background while idle (cached one by one in $XDG_CACHE_HOME/goengine, "
                         "~/.cache/goengine), then switches; 'python -m engine tune' measures ahead "
                         "of time.  Or force one.  What it chose, and when, is printed on stderr")
-    net.add_argument("--batch", type=_positive_int, metavar="POSITIONS",
-                   help=f"most positions per network call (default {DEFAULTS.batch}; on CUDA "
-                        "measured with --threads)")
-    search.add_argument("--batch-ramp", type=_nonneg_int, default=DEFAULTS.batch_ramp, metavar="VISITS",
-                   help="grow the batches with the tree: at most one position in flight per "
-                        f"VISITS root visits, at least one (default {DEFAULTS.batch_ramp}; 0: always "
-                        "full batches).  Positions in flight are searched blind to each other, "
-                        "which costs small searches much of their strength")
     net.add_argument("--device", help="torch device for the network: cpu, cuda, cuda:1 "
                                     "(default: CUDA when available)")
-    game.add_argument("--resign", type=_winrate, default=DEFAULTS.resign, metavar="WINRATE",
-                   help=f"resign when the winrate falls below this (default {DEFAULTS.resign:g}; "
-                        "0 never resigns). "
-                        "Not in the first quarter of the game; later in handicap games as White")
-    game.add_argument("--resign-turns", type=_positive_int, default=DEFAULTS.resign_turns, metavar="N",
-                   help="resign only when N consecutive own moves fall below --resign "
-                        f"(default {DEFAULTS.resign_turns}, as KataGo's resignConsecTurns; 1: at once)")
-    game.add_argument("--ponder", action=argparse.BooleanOptionalAction, default=False,
-                   help="after genmove, keep searching on the opponent's time until the next "
-                        "command arrives (default off)")
     search.add_argument("--max-memory", type=_memory, metavar="SIZE",
                    help="cap on the search tree's memory: bytes or e.g. 512M, 2G (binary units; "
                         f"default {format_memory(DEFAULTS.search.max_memory)}).  A full tree stops "
@@ -161,14 +88,16 @@ GTP:
                         f"on boards up to {searchopts.ROLLOUT_MAX_SIZE}x{searchopts.ROLLOUT_MAX_SIZE} "
                         "(announced on stderr), C's for Leela Zero nets.  "
                         "Also kata-set-param NAME VALUE and goengine-param NAME VALUE")
-    limits.add_argument("--lag-buffer", type=_nonneg_float, default=DEFAULTS.lag_buffer, metavar="SECONDS",
-                   help="seconds kept in reserve on every move under a clock "
-                        f"(default {DEFAULTS.lag_buffer:g})")
     out.add_argument("--log", metavar="FILE", help="append every command, reply and search summary to FILE")
-    out.add_argument("--seed", type=int, metavar="N", help="random seed (default: a random one); with --threads 1 "
-                                                          "and fixed visits the engine is deterministic")
-    out.add_argument("--quiet", action="store_true", help="no search summaries on stderr")
+    add_dataclass_arguments(p, EngineConfig, {NETWORK: net, LIMITS: limits, SEARCH: search, GAME: game, OUTPUT: out})
     return p
+
+
+def engine_config(args: argparse.Namespace, **given) -> EngineConfig:
+    """The EngineConfig of parsed options, ``given`` fields as they are (what start-up works
+    out: the board size, threads and batch not given); ValueError for unknown rules or a bad
+    komi."""
+    return dataclass_from_args(args, EngineConfig, **given)
 
 
 def default_threads(device: str | None) -> int:

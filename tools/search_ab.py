@@ -97,10 +97,11 @@ def run_variant(args: argparse.Namespace, name: str, options: dict[str, float]) 
     config = MatchConfig(
         engines=engines, games=args.games,
         settings=GameSettings(size=args.size, rules=Rules.preset(args.rules, args.komi),
-                              move_time_limit=None if args.move_time is None else args.move_time + 5.0),
+                              move_time_limit=None if args.move_time is None else args.move_time + 5.0,
+                              play=inproc_play(visits, args.resign)),
         sgf_dir=args.out / name, results_path=args.out / name / "results.json",
         parallel=args.parallel, move_time=args.move_time, random_moves=args.random_moves,
-        seed=args.seed, progress=False, play=inproc_play(visits, args.resign), batch_ramp=args.batch_ramp)
+        seed=args.seed, progress=False, batch_ramp=args.batch_ramp)
     t0 = time.perf_counter()
     results = run_match(config, probe_engines(config))
     games = results["games"]

@@ -39,8 +39,7 @@ from typing import Any, Callable, Optional, Sequence, TextIO
 import numpy as np
 
 import engine
-from engine.analysis.query import (PERSPECTIVES, QueryDefaults, TurnRequest, error, parse_query,
-                                   warning)
+from engine.analysis.query import PROTOCOL, QueryDefaults, TurnRequest, error, parse_query, warning
 from engine.rules import net_rules_note
 from engine.analysis.report import analysis_response, no_results
 from engine.core import Search, SearchParams, backup_many, collect_many, feature_planes
@@ -48,22 +47,31 @@ from engine.searchcore import ramp_leaves
 from engine.nets.loading import make_evaluator_factory, net_feature_set
 from engine.options import DEFAULTS, default_threads
 from engine.play.searchopts import with_net_defaults
+from engine.play.settings_cli import add_dataclass_arguments, dataclass_from_args, described, positive_int
 from engine.options import build_parser as gtp_parser
 
 DEFAULT_POSITIONS = 16
 
 
+# AnalysisConfig's fields whose options are the GTP engine's (engine.options), shared by this command line.
+ENGINE_OPTIONS = ("batch", "batch_ramp", "threads", "seed")
+
+
 @dataclass
 class AnalysisConfig:
-    """The engine's settings (the command line sets them)."""
+    """The engine's settings: the command line sets them (:func:`build_parser`, the GTP engine's
+    options giving :data:`ENGINE_OPTIONS`)."""
 
-    defaults: QueryDefaults = field(default_factory=QueryDefaults)
-    batch: int = 16                     # most leaves in one network call
-    batch_ramp: int = 8                 # a turn's leaves per call: at most one per this many
-                                        # of its visits (0: its full share of the batch)
-    positions: int = DEFAULT_POSITIONS  # turns searched at once by each search thread
-    threads: int = 1                    # search threads, each with its own turns and forward passes
-    seed: int = 0
+    positions: int = described(DEFAULT_POSITIONS, "turns each search thread searches at once, their leaves "
+                                                  f"batched into one network call (default {DEFAULT_POSITIONS}); 1 "
+                                                  "analyses one turn at a time, strictly by priority",
+                               type=positive_int, group=PROTOCOL)
+    defaults: QueryDefaults = field(default_factory=QueryDefaults, metadata={"compose": True})
+    batch: int = described(16, "most leaves (positions) in one network call")
+    batch_ramp: int = described(8, "a turn's leaves per call: at most one per this many of its visits (0: its "
+                                   "full share of the batch)")
+    threads: int = described(1, "search threads, each with its own turns and forward passes")
+    seed: int = described(0, "random seed")
     ownership_playouts: int = 32        # playouts behind ownership when the net has none
     model_name: str = ""                # query_models
     clock: Callable[[], float] = time.monotonic
@@ -400,24 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
                 f"{QueryDefaults().max_visits}), --time its maxTime; --threads search threads "
                 "each search their own turns; the game options (--komi, --rules, --resign, "
                 "--ponder, --lag-buffer) are not used: every query says its own.")
-    analysis = p.add_argument_group("analysis protocol", "how queries are served")
-    analysis.add_argument("--positions", type=_positive, default=DEFAULT_POSITIONS,
-                   help="turns each search thread searches at once, their leaves batched into "
-                        f"one network call (default {DEFAULT_POSITIONS}); 1 analyses one turn "
-                        "at a time, strictly by priority")
-    analysis.add_argument("--report-as", type=str.upper, choices=PERSPECTIVES, default="BLACK",
-                   help="reportAnalysisWinratesAs when a query does not override it (default BLACK)")
-    analysis.add_argument("--max-visits-cap", type=_positive, default=QueryDefaults().visits_cap,
-                   help="a query's maxVisits above this is clamped, with a warning "
-                        f"(default {QueryDefaults().visits_cap:,})")
+    analysis = p.add_argument_group(PROTOCOL, "how queries are served")
+    add_dataclass_arguments(p, AnalysisConfig, {PROTOCOL: analysis}, exclude=ENGINE_OPTIONS)
     return p
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be >= 1")
-    return value
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
@@ -466,12 +459,9 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
     for options in args.search:
         search = dataclasses.replace(search, **options)
     defaults = QueryDefaults(max_visits=min(args.visits or QueryDefaults().max_visits, args.max_visits_cap),
-                             visits_cap=args.max_visits_cap, perspective=args.report_as,
                              max_seconds=args.time, search=search)
-    config = AnalysisConfig(defaults=defaults, batch=args.batch, batch_ramp=args.batch_ramp,
-                            positions=args.positions,
-                            threads=args.threads, seed=args.seed,
-                            model_name=args.weights or "shipped weights (by board size)")
+    config = dataclass_from_args(args, AnalysisConfig(defaults=defaults,
+                                                      model_name=args.weights or "shipped weights (by board size)"))
     log_lock = threading.Lock()
 
     def log_line(prefix: str, text: str) -> None:

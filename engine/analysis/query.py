@@ -37,12 +37,14 @@ from typing import Any, Optional
 
 from engine import coords
 from engine.core import BLACK, WHITE, Game, IllegalMoveError, SearchParams
+from engine.play.settings_cli import described, positive_int
 from engine.rules import KATA_CHOICES, kata_rules, rules_from_kata
 
 MAX_VISITS_LIMIT = 1 << 50          # KataGo's bound on maxVisits
 MAX_PRIORITY = 0x3FFFFFFFFFFFFFFF   # KataGo's bound on priority: +-2^62
 MIN_SIZE, MAX_SIZE = 2, 19
 PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
+PROTOCOL = "analysis protocol"    # the title of python -m engine analysis's own option group
 
 # Every field KataGo reads from a query; others get an "Unexpected or unused field" warning.
 EXPECTED_FIELDS = frozenset((
@@ -91,9 +93,13 @@ class QueryError(Exception):
 class QueryDefaults:
     """What a query gets when it does not say (the command line sets these)."""
 
-    max_visits: int = 500               # KataGo's analysis_example.cfg
-    visits_cap: int = 5_000_000         # more is clamped (a search that long never ends here)
-    perspective: str = "BLACK"          # reportAnalysisWinratesAs of KataGo's example config
+    max_visits: int = 500               # KataGo's analysis_example.cfg (--visits)
+    perspective: str = described("BLACK", "reportAnalysisWinratesAs when a query does not override it "
+                                          "(default BLACK)", option="report_as", type=str.upper,
+                                 choices=PERSPECTIVES, group=PROTOCOL)   # KataGo's example config's
+    visits_cap: int = described(5_000_000, "visits: a query's maxVisits above this is clamped, with a warning "
+                                           "(default 5,000,000)", option="max_visits_cap",
+                                type=positive_int, group=PROTOCOL)      # a search that long never ends here
     pv_len: int = 15                    # analysisPVLen of KataGo's example config
     max_seconds: Optional[float] = None
     search: SearchParams = field(default_factory=SearchParams)

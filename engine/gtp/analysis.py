@@ -344,7 +344,7 @@ class AnalysisCommands:
         g = self.session.game.copy()
         g.set_to_move(color)
         cfg = self.session.config
-        result = self.session.run_search(g, cfg.visits, cfg.seconds, cfg.playouts)
+        result = self.session.run_search(g, cfg.play.visits, cfg.seconds, cfg.playouts)
         return g, result
 
     @gtp_command("goengine-visits")

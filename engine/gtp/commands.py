@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, TextIO
 
 import numpy as np
@@ -23,12 +22,13 @@ from engine.play import movepolicy
 from engine.core import (BLACK, EMPTY, WHITE, Game, IllegalMoveError, Rules, SearchParams,
                          color_name, other)
 from engine.gtp.analysis import AnalysisCommands, policy
+from engine.gtp.config import EngineConfig
 from engine.gtp.params import ParamCommands
 from engine.gtp.protocol import (DIGITS, VERTEX_SHAPE, CommandTable, GTPError, GTPServer, color_arg, float_arg,
                                  gtp_command, int_arg, nargs)
 from engine.play.movepolicy import RESIGN
 from engine.play.player import Player, SearchResult
-from engine.play.settings import DEFAULT_RESIGN, default_visits
+from engine.play.settings import default_visits
 from engine.errors import StartupError
 from engine.rules import client_rules, kata_rules, net_rules_note, rules_from_kata
 from engine.play.timecontrol import TimeControl
@@ -38,31 +38,6 @@ ENGINE_NAME = "goengine"
 NEEDS_NO_NET = frozenset(("protocol_version", "name", "version", "known_command", "list_commands",
                           "quit", "boardsize", "komi"))
 MAX_SGF_BYTES = 8 << 20
-
-
-@dataclass
-class EngineConfig:
-    """What the command line sets; every field can also be changed with ``goengine-param``."""
-
-    size: int = 19                    # initial board size
-    rules: Rules = Rules.default()   # initial rules and komi (a preset)
-    visits: Optional[int] = None      # root visits per move (tree reuse counts)
-    playouts: Optional[int] = None    # new visits per move
-    seconds: Optional[float] = None   # seconds per move (the clock may allow less)
-    batch: int = 16                   # leaves per network call
-    batch_ramp: int = 8               # at most one leaf in flight per this many root visits (0: off)
-    threads: int = 1                  # search threads, each with its own batch in flight
-    resign: float = DEFAULT_RESIGN    # resign below this winrate (0 disables)
-    resign_turns: int = 3             # ... on this many consecutive own moves (KataGo's resignConsecTurns)
-    ponder: bool = False              # search on the opponent's time after genmove
-    lag_buffer: float = 1.0           # seconds kept in reserve on every move under a clock
-    seed: int = 0
-    analysis_min_visits: int = 1      # visits an analysis makes before input can stop it
-    max_analysis_visits: int = 5_000_000
-    max_ponder_visits: int = 200_000
-    judge_playouts: int = 64          # playouts behind final_score / final_status_list
-    quiet: bool = False               # no search summaries on stderr
-    search: SearchParams = field(default_factory=SearchParams)
 
 
 class GTPEngine(GTPServer):
@@ -552,7 +527,7 @@ class GTPEngine(GTPServer):
     def _limits(self, color: int) -> tuple[Optional[int], Optional[float], Optional[int]]:
         """(visits, seconds, playouts) for a move of ``color``."""
         cfg = self.config
-        visits, seconds, playouts = cfg.visits, cfg.seconds, cfg.playouts
+        visits, seconds, playouts = cfg.play.visits, cfg.seconds, cfg.playouts
         budget = self.clock.budget(color, self.game.size, len(self.game.moves))
         if budget is not None:
             seconds = budget if seconds is None else min(seconds, budget)
@@ -612,7 +587,7 @@ class GTPEngine(GTPServer):
 
     def _should_resign(self, game: Game, color: int, result: SearchResult) -> bool:
         return movepolicy.should_resign(movepolicy.best_winrate(result), len(game.moves), game.size,
-                                        self.config.resign, visits=result.visits,
+                                        self.config.play.resign, visits=result.visits,
                                         handicap=self._handicap_count(), white=color == WHITE)
 
     def _resign_streak(self, game: Game, color: int, result: SearchResult) -> bool:
@@ -627,7 +602,7 @@ class GTPEngine(GTPServer):
 
     def _choose(self, game: Game, color: int, result: SearchResult, cleanup: bool = False) -> int:
         may_resign = self._resign_streak(game, color, result)
-        return movepolicy.choose_move(game, color, result, self._judge, self.config.resign, may_resign=may_resign,
+        return movepolicy.choose_move(game, color, result, self._judge, self.config.play.resign, may_resign=may_resign,
                                       handicap=self._handicap_count(), cleanup=cleanup, say=self.info)
 
     def _ponder(self) -> None:

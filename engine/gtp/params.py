@@ -33,10 +33,10 @@ class ParamCommands:
             def opt(v):
                 return 0 if v is None else v
             return "\n".join([
-                f"[string] visits {opt(cfg.visits)}",
+                f"[string] visits {opt(cfg.play.visits)}",
                 f"[string] playouts {opt(cfg.playouts)}",
                 f"[string] time {opt(cfg.seconds):g}",
-                f"[string] resign {cfg.resign:g}",
+                f"[string] resign {cfg.play.resign:g}",
                 f"[bool] ponder {int(cfg.ponder)}",
                 f"[string] lag_buffer {cfg.lag_buffer:g}",
                 f"[string] batch {cfg.batch}",
@@ -53,9 +53,10 @@ class ParamCommands:
         if len(args) != 2 or args[0] not in PARAMS:
             raise GTPError("syntax error")
         key, value = args
-        if key in ("visits", "playouts"):
-            n = int_arg(value, 0)
-            setattr(cfg, key, n or None)
+        if key == "visits":
+            cfg.play.visits = int_arg(value, 0) or None
+        elif key == "playouts":
+            cfg.playouts = int_arg(value, 0) or None
         elif key == "time":
             t = float_arg(value)
             cfg.seconds = t if t > 0 else None
@@ -63,7 +64,7 @@ class ParamCommands:
             r = float_arg(value)
             if not 0 <= r < 1:
                 raise GTPError("syntax error")
-            cfg.resign = r
+            cfg.play.resign = r
         elif key == "ponder":
             if value.lower() not in ("0", "1", "true", "false"):
                 raise GTPError("syntax error")

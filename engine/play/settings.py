@@ -9,19 +9,20 @@ defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules t
 A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
 field, with the field's help and type, the command's defaults and wording) and reads it back
 with :func:`play_settings_from`, which also reads a saved config's flat keys
-(:func:`field_options` writes them).  These work for any dataclass whose fields carry their
-help (made with :func:`described`): :func:`add_field_arguments` and :func:`fields_from` are
-the general forms (a training run's config and gate rule use them).
+(:func:`field_options` writes them).  These are :mod:`engine.play.settings_cli`'s general forms
+(:func:`add_field_arguments`, :func:`fields_from`), which build every settings dataclass's
+command line.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine.core import SearchParams, winrate_of
+from engine.play.settings_cli import (add_field_arguments, described, field_options,  # noqa: F401 (their old home)
+                                      fields_from)
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move on 19x19 when neither visits, playouts nor time are set
@@ -49,12 +50,6 @@ def resign_winrate(value: float | None) -> float:
     """The resignation winrate of an older file's or option's root value threshold (-1..1; -1
     or None: never, 0.0)."""
     return 0.0 if value is None or value <= -1.0 else winrate_of(value)
-
-
-def described(default: Any, help: str, **kw: Any) -> Any:
-    """A dataclass field with its command-line ``help`` (and ``choices``, ``metavar``) in its
-    metadata, as :func:`add_field_arguments` reads it."""
-    return field(default=default, metadata={"help": help, **kw})
 
 
 @dataclass
@@ -91,45 +86,6 @@ class PlaySettings:
 
     def move_cap(self, size: int) -> int:
         return self.max_moves if self.max_moves is not None else default_move_cap(size)
-
-
-def _option_type(f: dataclasses.Field) -> type:
-    t = str(f.type)
-    return int if t.startswith("int") else float if t.startswith("float") else str
-
-
-def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
-                        suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
-    """Adds one ``--OPTION`` per field of the dataclass instance ``defaults`` named in
-    ``options`` (field -> option name with underscores, e.g. ``{"forced_playouts_k":
-    "forced_playouts"}``; the option's dest), in the dataclass's order, with the field's
-    ``help``, ``choices`` and ``metavar`` metadata, its type and ``defaults``' value as the
-    default.  ``helps`` (field -> text) words a field's help for one command.  With
-    ``suppress_defaults`` an option not given stays absent from the namespace."""
-    for f in dataclasses.fields(defaults):
-        if f.name not in options:
-            continue
-        dest, value = options[f.name], getattr(defaults, f.name)
-        shown = f" (default: {value})" if value not in (None, "") else ""
-        text = (helps or {}).get(f.name) or f.metadata["help"]
-        group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
-                           default=argparse.SUPPRESS if suppress_defaults else value,
-                           choices=f.metadata.get("choices"), metavar=f.metadata.get("metavar"), help=text + shown)
-
-
-def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any) -> Any:
-    """The dataclass instance ``base`` with the fields named in ``options`` (as in
-    :func:`add_field_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
-    option name) where it has them."""
-    if isinstance(values, argparse.Namespace):
-        values = vars(values)
-    changes = {name: values[key] for name, key in options.items() if key in values}
-    return dataclasses.replace(base, **changes)
-
-
-def field_options(obj: Any, options: Mapping[str, str]) -> dict[str, Any]:
-    """The fields named in ``options`` keyed by option name: :func:`fields_from`'s inverse."""
-    return {key: getattr(obj, name) for name, key in options.items()}
 
 
 def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,

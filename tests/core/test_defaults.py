@@ -89,7 +89,7 @@ def test_play_defaults_have_one_home():
     match = MatchConfig((), 2, GameSettings(), "sgf", "r.json")
     assert DEFAULT_INPROC_VISITS == LadderConfig().play.visits == match.play.visits == DEFAULT_VISITS
     assert match.play == LadderConfig().play == inproc_play()
-    assert match.play.resign == EngineConfig().resign == DEFAULT_RESIGN
+    assert match.play.resign == EngineConfig().play.resign == DEFAULT_RESIGN
     assert not {"visits", "resign"} & {f.name for f in dataclasses.fields(MatchConfig)}     # its PlaySettings'
     assert not {"visits", "resign"} & {f.name for f in dataclasses.fields(LadderConfig)}
     assert GameSettings().rules == run.rules == EngineConfig().rules == Rules.preset(DEFAULT_RULES, DEFAULT_KOMI)

@@ -199,11 +199,11 @@ def documented_names(path: Path) -> set[str]:
 
 
 def test_docs_gtp_lists_exactly_the_commands_the_engine_lists():
-    from engine.gtp import EngineConfig
+    from engine.gtp import EngineConfig, engine_play
     from engine.gtp.commands import GTPEngine
     from engine.nets.evaluator import UniformEvaluator
     ev = UniformEvaluator()
-    eng = GTPEngine(lambda n: ev, EngineConfig(size=9, visits=8, quiet=True), stdout=io.StringIO(),
+    eng = GTPEngine(lambda n: ev, EngineConfig(size=9, play=engine_play(8), quiet=True), stdout=io.StringIO(),
                     stderr=io.StringIO())
     listed = set(eng.command("list_commands").split("\n"))
     documented = documented_names(ROOT / "docs" / "gtp.md")

@@ -10,13 +10,14 @@ import pytest
 from engine import coords
 from engine.core import BLACK, WHITE, ChildStats, Game, Rules
 from engine.nets.evaluator import UniformEvaluator
-from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, gtp_command, parse_command
+from engine.gtp import CommandTable, EngineConfig, GTPEngine, GTPError, engine_play, gtp_command, parse_command
 from engine.play.player import SearchResult
+from engine.play.settings import DEFAULT_RESIGN
 
 
-def make_engine(size: int = 9, **kw) -> GTPEngine:
+def make_engine(size: int = 9, resign: float = DEFAULT_RESIGN, **kw) -> GTPEngine:
     ev = UniformEvaluator()
-    cfg = EngineConfig(size=size, visits=8, seed=1, quiet=True, **kw)
+    cfg = EngineConfig(size=size, play=engine_play(8, resign), seed=1, quiet=True, **kw)
     return GTPEngine(lambda n: ev, cfg, stdout=io.StringIO(), stderr=io.StringIO())
 
 
@@ -269,7 +270,7 @@ def test_resignation_threshold_early_game_and_handicap():
     assert not eng._should_resign(game, WHITE, result(0, winrate=0.035))  # handicap game
     assert eng._should_resign(game, WHITE, result(0, winrate=0.01))
     assert eng._should_resign(game, BLACK, result(0, winrate=0.035))      # Black: normal
-    eng.config.resign = 0.0
+    eng.config.play.resign = 0.0
     assert not eng._should_resign(game, WHITE, result(0, winrate=0.0))
 
 
@@ -284,7 +285,7 @@ def test_genmove_resigns_in_a_hopeless_position():
 
     ev = Hopeless(feature_set="lz18")
     for turns in (1, 3):
-        eng = GTPEngine(lambda n: ev, EngineConfig(size=9, visits=16, seed=1, quiet=True, resign_turns=turns),
+        eng = GTPEngine(lambda n: ev, EngineConfig(size=9, play=engine_play(16), seed=1, quiet=True, resign_turns=turns),
                         stdout=io.StringIO(), stderr=io.StringIO())
         assert eng.command("reg_genmove b") != "resign"      # too early to resign
         for i in range(12):

@@ -25,7 +25,7 @@ import pytest
 from engine import coords
 from engine.core import BLACK, ChildStats, Rules, SearchParams
 from engine.nets.evaluator import UniformEvaluator
-from engine.gtp import EngineConfig, GTPEngine
+from engine.gtp import EngineConfig, GTPEngine, engine_play
 from engine.play.movepolicy import RESIGN, best_winrate, pass_allowed, truly_lost
 from engine.play.player import SearchResult
 
@@ -139,7 +139,7 @@ EVALUATORS = {
 
 def make_engine(evaluator: str, visits: int, resign: float = 0.05, conservative: bool = True) -> GTPEngine:
     ev = EVALUATORS[evaluator]()
-    cfg = EngineConfig(size=SIZE, rules=Rules(komi=KOMI), visits=visits, seed=1, threads=1, resign=resign,
+    cfg = EngineConfig(size=SIZE, rules=Rules(komi=KOMI), play=engine_play(visits, resign), seed=1, threads=1,
                        quiet=True, search=SearchParams(conservative_pass=1.0 if conservative else 0.0))
     return GTPEngine(lambda n: ev, cfg, stdout=io.StringIO(), stderr=io.StringIO())
 
@@ -284,7 +284,7 @@ def test_pass_allowed_table(case):
     result = fake_result(case.winrate, case.visits, game.pass_point)
     assert pass_allowed(game, BLACK, result, case.resign) is case.allowed
     # choose_move applies it: the proposed pass stands exactly when it is allowed.
-    eng.config.resign = case.resign
+    eng.config.play.resign = case.resign
     move = eng._choose(game, BLACK, result)
     assert move != RESIGN
     assert (move == game.pass_point) is case.allowed

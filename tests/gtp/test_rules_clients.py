@@ -12,7 +12,7 @@ import pytest
 from engine import sgf
 from engine.analysis.query import QueryDefaults, parse_query
 from engine.core import Rules
-from engine.gtp import EngineConfig, GTPEngine, GTPError
+from engine.gtp import EngineConfig, GTPEngine, GTPError, engine_play
 from engine.nets.evaluator import UniformEvaluator
 from engine.rules import kata_rules, rules_from_kata
 from tests.analysis.test_analysis_engine import Harness, query
@@ -116,7 +116,7 @@ def test_a_tax_on_every_group_is_said_to_be_played_as_area_scoring_by_our_nets()
     (w,) = [m for m in out if "warning" in m]
     assert w["field"] == "rules" and "area scoring" in w["warning"]
     err = io.StringIO()
-    eng = GTPEngine(lambda n: UniformEvaluator(), EngineConfig(size=9, visits=8, seed=1),
+    eng = GTPEngine(lambda n: UniformEvaluator(), EngineConfig(size=9, play=engine_play(8), seed=1),
                     stdout=io.StringIO(), stderr=err)
     eng.command("kata-set-rules japanese")
     assert "area scoring" not in err.getvalue()

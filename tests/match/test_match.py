@@ -174,7 +174,7 @@ def test_run_game_two_passes_scored_by_core():
 def test_run_game_resign_illegal_and_move_limit():
     from engine.core import BLACK, WHITE
     from engine.rules import Rules
-    from train.match.config import GameSettings
+    from train.match.config import GameSettings, inproc_play
     from train.match.schedule import play_game as run_game
 
     settings = GameSettings(size=5, rules=Rules(komi=7.5))
@@ -187,7 +187,7 @@ def test_run_game_resign_illegal_and_move_limit():
 
     black = ScriptedPlayer("B", ["A1", "B1", "C1"])
     white = ScriptedPlayer("W", ["A5", "B5", "C5"])
-    record = run_game(black, white, GameSettings(size=5, rules=Rules(komi=0.5), max_moves=4))
+    record = run_game(black, white, GameSettings(size=5, rules=Rules(komi=0.5), play=inproc_play(max_moves=4)))
     assert record.reason == "move cap" and len(record.moves) == 4
     assert record.result_string() in ("B+0.5", "W+0.5")
     assert record.winner in (BLACK, WHITE)

@@ -12,7 +12,7 @@ from engine.nets import weights
 from engine.core import Game, Rules
 from engine.errors import NetworkOutputError
 from engine.nets.evaluator import TorchEvaluator
-from engine.gtp import EngineConfig, GTPEngine
+from engine.gtp import EngineConfig, GTPEngine, engine_play
 from engine.nets.network import NetConfig
 
 
@@ -48,7 +48,7 @@ class FlakyEvaluator:
 
 def test_gtp_answers_a_non_finite_network_with_an_error_and_goes_on():
     ev = FlakyEvaluator()
-    gtp = GTPEngine(lambda n: ev, EngineConfig(size=9, visits=8, seed=1, quiet=True),
+    gtp = GTPEngine(lambda n: ev, EngineConfig(size=9, play=engine_play(8), seed=1, quiet=True),
                     stdout=io.StringIO(), stderr=io.StringIO())
     ok, reply = gtp.execute(None, "genmove", ["b"])
     assert ok

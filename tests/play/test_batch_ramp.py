@@ -97,12 +97,12 @@ def test_threads_share_the_ramp():
 
 
 def test_engine_option_and_gtp_param():
-    from engine.gtp import EngineConfig, GTPEngine
+    from engine.gtp import EngineConfig, GTPEngine, engine_play
     from engine.options import DEFAULTS, build_parser
 
     assert DEFAULTS.batch_ramp == 8
     assert build_parser().parse_args(["--batch-ramp", "0"]).batch_ramp == 0
-    eng = GTPEngine(lambda n: RandomEvaluator(seed=1), EngineConfig(size=9, visits=16, seed=1, quiet=True),
+    eng = GTPEngine(lambda n: RandomEvaluator(seed=1), EngineConfig(size=9, play=engine_play(16), seed=1, quiet=True),
                     stdout=io.StringIO(), stderr=io.StringIO())
     assert "[string] batch_ramp 8" in eng.command("goengine-param")
     assert eng.command("goengine-param batch_ramp 4") == ""

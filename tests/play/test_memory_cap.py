@@ -46,11 +46,11 @@ def test_engine_cap_holds_with_the_score_sums():
     from tests.play.test_search_utility import HashEvaluator
 
     from engine.core import EDGE_BYTES, NODE_BYTES
-    from engine.gtp import EngineConfig, GTPEngine
+    from engine.gtp import EngineConfig, GTPEngine, engine_play
 
     assert NODE_BYTES == 72
     cap = 64 * (NODE_BYTES + 362 * EDGE_BYTES) + 4000     # just over the smallest cap C allows
-    eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=5, visits=1500, seed=1, quiet=True,
+    eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=5, play=engine_play(1500), seed=1, quiet=True,
                                                               search=SearchParams(max_memory=cap)),
                     stdout=io.StringIO(), stderr=io.StringIO())
     for name, value in (("staticScoreUtilityFactor", 0.1), ("dynamicScoreUtilityFactor", 0.3),

@@ -13,7 +13,7 @@ import pytest
 from engine.play import searchopts
 from engine.core import EDGE_BYTES, NODE_BYTES, Game, Search, SearchParams
 from engine.nets.evaluator import Evaluation
-from engine.gtp import EngineConfig, GTPEngine
+from engine.gtp import EngineConfig, GTPEngine, engine_play
 from engine.native import lib
 from train.match.inproc import parse_inproc
 
@@ -159,7 +159,7 @@ def test_analysis_winrate_ignores_the_score_term(kind):
     for on in (False, True):
         out = io.StringIO()
         eng = GTPEngine(lambda n: HashEvaluator(constant_black_value, 25.0),
-                        EngineConfig(size=SIZE, visits=120, seed=1, quiet=True),
+                        EngineConfig(size=SIZE, play=engine_play(120), seed=1, quiet=True),
                         stdout=out, stderr=io.StringIO())
         if on:
             assert eng.command("kata-set-param staticScoreUtilityFactor 0.5") == ""
@@ -176,7 +176,7 @@ def test_analysis_winrate_ignores_the_score_term(kind):
 
 
 def test_gtp_rejects_bad_options():
-    eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=SIZE, visits=8, seed=1, quiet=True),
+    eng = GTPEngine(lambda n: HashEvaluator(), EngineConfig(size=SIZE, play=engine_play(8), seed=1, quiet=True),
                     stdout=io.StringIO(), stderr=io.StringIO())
     for cmd in ("kata-set-param staticScoreUtilityFactor 2", "kata-set-param noSuchParam 1",
                 "kata-set-param cpuctUtilityStdevScale x", "kata-get-param lcb_z"):

@@ -20,7 +20,7 @@ SETTINGS = (
     ("engine.play.rootsearch", "GumbelSettings"),
     ("engine.nets.netconfig", "NetConfig"),
     ("engine.nets.gpu_settings", "GpuSettings"),
-    ("engine.gtp.commands", "EngineConfig"),
+    ("engine.gtp.config", "EngineConfig"),
     ("engine.gtp.analysis", "AnalysisOptions"),
     ("engine.analysis.engine", "AnalysisConfig"),
     ("train.config", "TrainSettings"),
@@ -50,9 +50,6 @@ NOT_YET_ONE_OWNER = {
     "noise_epsilon": "PlaySettings and SearchParams (issue 49 part 3)",
     "temperature": "PlaySettings and SearchParams (issue 49 part 3)",
     "forced_playouts_k": "PlaySettings and SearchParams (issue 49 part 3)",
-    "resign": "EngineConfig's and PlaySettings' winrate, RunConfig's switch (issue 49 part 4)",
-    "visits": "EngineConfig's (None: by board size) and PlaySettings' visits",
-    "max_moves": "PlaySettings' and GameSettings' move cap",
     "c_puct": "RunConfig's over its SearchParams' (default read from C's)",
     "max_memory": "RunConfig's text (e.g. 1G) over SearchParams' bytes",
 }

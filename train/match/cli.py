@@ -37,18 +37,11 @@ from pathlib import Path
 import torch
 
 from engine import coords
-from engine.play.settings import add_play_arguments, play_settings_from
-from engine.rules import DEFAULT_KOMI, DEFAULT_RULES, PRESETS, Rules
+from engine.play.settings_cli import add_dataclass_arguments, dataclass_from_args
 from train.games.gtp_client import EngineError, GTPClient, GTPError
-from train.match.config import MATCH_PLAY_OPTIONS, EngineSpec, GameSettings, MatchConfig, inproc_play
+from train.match.config import COUNTING, ENGINES, GAMES, LIMITS, RECORDS, EngineSpec, GameSettings, MatchConfig
 from train.match.report import format_summary
-from train.match.stats import SPRT_ALPHA, SPRT_BETA
 from train.match.schedule import ResumeError, probe_engines, run_match, saved_seed
-
-
-# The in-process engines' play options (MATCH_PLAY_OPTIONS), worded for a match.
-MATCH_PLAY_HELP = {"visits": "root visits per move of in-process engines without a visits= option",
-                   "resign": "in-process engines resign below this root winrate (0: never)"}
 
 
 def _parse_engine(text: str) -> EngineSpec:
@@ -56,16 +49,6 @@ def _parse_engine(text: str) -> EngineSpec:
     if not sep or not name.strip() or not command.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=COMMAND, got {text!r}")
     return EngineSpec(name.strip(), command.strip())
-
-
-def _parse_sprt(text: str) -> tuple[float, float]:
-    try:
-        elo0, elo1 = (float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ELO0,ELO1, got {text!r}") from None
-    if not elo0 < elo1:
-        raise argparse.ArgumentTypeError("need elo0 < elo1")
-    return elo0, elo1
 
 
 _EPILOG = """engines:
@@ -104,60 +87,22 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    engines = parser.add_argument_group("engines (a GTP command line, or inproc:NET[:visits=N,OPTION=V,...] for our net)")
+    groups = {title: parser.add_argument_group(title) for title in (ENGINES, GAMES, LIMITS, COUNTING, RECORDS)}
+    engines = groups[ENGINES]
     engines.add_argument("--black", metavar="CMD", help="engine A (Black in game 0; colours alternate)")
     engines.add_argument("--white", metavar="CMD", help="engine B (White in game 0)")
     engines.add_argument("--engine", metavar="NAME=CMD", type=_parse_engine, action="append",
                          default=[], help="round robin: an engine (repeat, 2 or more)")
-    add_play_arguments(engines, MATCH_PLAY_OPTIONS, inproc_play(), helps=MATCH_PLAY_HELP)
     engines.add_argument("--threads", type=int, default=None,
                          help="torch threads for in-process nets (default: torch's choice)")
-    games = parser.add_argument_group("games")
-    games.add_argument("--games", type=int, default=10, help="games per pair (default 10)")
-    games.add_argument("--size", type=int, default=19, help="board size, 2..19 (default 19)")
-    games.add_argument("--komi", type=float, default=DEFAULT_KOMI, help=f"komi in points (default {DEFAULT_KOMI:g})")
-    games.add_argument("--rules", choices=PRESETS, default=DEFAULT_RULES, help=f"rules preset (default {DEFAULT_RULES})")
-    games.add_argument("--handicap", type=int, default=0, help="fixed handicap stones (default 0)")
-    games.add_argument("--random-moves", type=int, default=0, metavar="K",
-                       help="random legal opening moves, the same for both colours of a pair (default 0)")
-    games.add_argument("--seed", type=int, default=None,
-                       help="seed for the random openings (default: random, recorded)")
-    games.add_argument("--max-moves", type=int, default=None,
-                       help="move cap, then the game is counted (default 3*size*size)")
-    games.add_argument("--parallel", type=int, default=1,
-                       help="games played at once (worker threads, or game pool slots) (default 1)")
-    limits = parser.add_argument_group("time limits")
-    limits.add_argument("--move-time", type=float, default=None, metavar="SECONDS",
-                        help="time per move announced to engines (time_settings 0 T 1); "
-                        "exceeding it by more than --time-margin loses (default: no limit)")
-    limits.add_argument("--time-margin", type=float, default=1.0, metavar="SECONDS",
-                        help="lag allowance on top of --move-time (default 1.0)")
-    limits.add_argument("--command-timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="limit for commands other than genmove (default 60)")
-    counting = parser.add_argument_group("counting and statistics")
-    counting.add_argument("--referee", metavar="CMD",
-                          help="GTP engine whose final_score counts finished games "
-                          "(e.g. \"gnugo --mode gtp --chinese-rules\"; default: the area count as the board stands)")
-    counting.add_argument("--sprt", type=_parse_sprt, default=None, metavar="ELO0,ELO1",
-                          help="SPRT of A over B, Elo; stop once decided (default: off)")
-    counting.add_argument("--sprt-alpha", type=float, default=SPRT_ALPHA,
-                          help=f"SPRT false-positive rate (default {SPRT_ALPHA:g})")
-    counting.add_argument("--sprt-beta", type=float, default=SPRT_BETA,
-                          help=f"SPRT false-negative rate (default {SPRT_BETA:g})")
-    output = parser.add_argument_group("records")
-    output.add_argument("--sgf-dir", type=Path, required=True, help="where the SGF files go (required)")
-    output.add_argument("--results", type=Path, default=None, metavar="FILE.json",
-                        help="results file, rewritten after every game (default SGF_DIR/results.json)")
-    output.add_argument("--resume", action="store_true",
-                        help="continue the match of --results (an interrupted or shorter one with "
-                        "the same engines and settings; its seed unless --seed is given): its "
-                        "finished games count and only the others are played")
-    output.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_dataclass_arguments(parser, MatchConfig, groups)
     return parser
 
 
 def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> MatchConfig:
-    """Validate parsed arguments and build the MatchConfig (parser.error on misuse)."""
+    """Validate parsed arguments and build the MatchConfig from them (parser.error on misuse): the
+    engines, the random seed when none is given and the hard move time limit are worked out
+    here, every other field is read by :func:`dataclass_from_args`."""
     if args.engine and (args.black or args.white):
         parser.error("use either --black/--white or --engine, not both")
     if args.engine:
@@ -194,18 +139,6 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         coords.fixed_handicap(args.size, args.handicap)
     except ValueError as exc:
         parser.error(str(exc))
-    try:
-        rules = Rules.preset(args.rules, args.komi)
-    except ValueError as exc:
-        parser.error(str(exc))
-    limit = None if args.move_time is None else args.move_time + args.time_margin
-    settings = GameSettings(
-        size=args.size,
-        rules=rules,
-        handicap=args.handicap,
-        max_moves=args.max_moves,
-        move_time_limit=limit,
-    )
     results_path = args.results or args.sgf_dir / "results.json"
     seed = args.seed
     if seed is None and args.resume:
@@ -215,26 +148,13 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
             parser.error(str(exc))
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
-    return MatchConfig(
-        engines=engines,
-        games=args.games,
-        settings=settings,
-        sgf_dir=args.sgf_dir,
-        results_path=results_path,
-        parallel=args.parallel,
-        move_time=args.move_time,
-        time_margin=args.time_margin,
-        referee=args.referee,
-        random_moves=args.random_moves,
-        seed=seed,
-        sprt=args.sprt,
-        sprt_alpha=args.sprt_alpha,
-        sprt_beta=args.sprt_beta,
-        command_timeout=args.command_timeout,
-        progress=not args.no_progress,
-        play=play_settings_from(args, MATCH_PLAY_OPTIONS, inproc_play()),
-        resume=args.resume,
-    )
+    limit = None if args.move_time is None else args.move_time + args.time_margin
+    try:
+        settings = dataclass_from_args(args, GameSettings, move_time_limit=limit)
+    except ValueError as exc:            # unknown rules or a bad komi
+        parser.error(str(exc))
+    return dataclass_from_args(args, MatchConfig, engines=engines, settings=settings, results_path=results_path,
+                               seed=seed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

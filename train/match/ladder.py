@@ -55,7 +55,8 @@ from engine import sgf
 from engine.nets import weights
 from engine.core import BLACK, Game, Rules
 from engine.nets.loading import load_evaluator
-from engine.play.settings import PlaySettings, add_play_arguments, play_settings_from
+from engine.play.settings import PlaySettings
+from engine.play.settings_cli import add_dataclass_arguments, dataclass_from_args, described
 from train.match.config import EngineSpec, GameSettings, MatchConfig, inproc_play
 from train.match.ratings import MATCH_FORMAT, _checkpoint_time, _results_games
 from train.report import plot_ladder
@@ -69,29 +70,41 @@ ANCHOR = "gnugo-L1"
 GNUGO = "/usr/games/gnugo --mode gtp --chinese-rules --level {level}"
 REFEREE = "/usr/games/gnugo --mode gtp --chinese-rules --level 0"
 PACHI_DEFAULT = "/work/pachi/pachi"
-# The checkpoints' PlaySettings fields the command line gives, and their wording.
-LADDER_PLAY_OPTIONS = {"visits": "visits"}
-LADDER_PLAY_HELP = {"visits": "root visits per move of the checkpoints (as python -m engine)"}
 PACHI_MIN_PLAYOUTS = 500            # Pachi >= 12.10 refuses -t =N below this (GJ_MINGAMES)
+# The titles of python -m train.ladder's option groups.
+ANCHORS, CHECKPOINTS, GAMES, MACHINE = "anchors", "checkpoints", "games", "machine"
 
 
 @dataclass
 class LadderConfig:
-    levels: tuple[int, ...] = (1, 5, 10)
-    games: int = 20
-    pair_games: int = 10
-    play: PlaySettings = field(default_factory=inproc_play)     # the checkpoints': visits, resignation
-    checkpoints: int = 6
-    every_steps: int = 0
-    rules: Rules = Rules.default(komi=7.0)
-    gnugo: str = GNUGO
-    pachi: str | None = None
-    pachi_playouts: tuple[int, ...] = ()
-    referee: str | None = REFEREE
-    parallel: int = 1
-    skip_below: float = 0.05
-    move_cap: int | None = None
-    seed: int = 1
+    """What the ladder plays: ``python -m train.ladder``'s options (:func:`build_parser`) give these
+    fields.  ``play`` is how the checkpoints search and play (visits, resignation, the move cap:
+    None, the match's)."""
+
+    levels: tuple[int, ...] = described((1, 5, 10), "GNU Go levels (default 1 5 10; none: Pachi anchors only)",
+                                        nargs="*", group=ANCHORS)
+    games: int = described(20, "games per checkpoint and level (default 20)", group=GAMES)
+    pair_games: int = described(10, "games between consecutive rated checkpoints (default 10; 0: none)", group=GAMES)
+    play: PlaySettings = field(default_factory=inproc_play, metadata={
+        "options": {"visits": "visits"},
+        "helps": {"visits": "root visits per move of the checkpoints (as python -m engine)"},
+        "kw": {"visits": {"group": GAMES}}})
+    checkpoints: int = described(6, "evenly spaced checkpoints to rate (default 6)", group=CHECKPOINTS)
+    every_steps: int = described(0, "instead: every checkpoint whose training step is a multiple of this",
+                                 group=CHECKPOINTS)
+    rules: Rules = described(Rules.default(komi=7.0), komi_help="komi in points", group=GAMES)   # no --rules
+    gnugo: str = described(GNUGO, "GNU Go command, {level} is replaced (default: %(default)s)", group=ANCHORS)
+    pachi: str | None = described(None, "Pachi binary (default: $PACHI, else /work/pachi/pachi if present)",
+                                  metavar="PATH", group=ANCHORS)
+    pachi_playouts: tuple[int, ...] = described((), "Pachi anchors pachi-<N>: N playouts a move, one thread "
+                                                    f"(N >= {PACHI_MIN_PLAYOUTS})", nargs="+", metavar="N",
+                                                group=ANCHORS)
+    referee: str | None = described(REFEREE, "dead-stone referee command, or 'none' for the Tromp-Taylor count "
+                                             "(default: %(default)s)", group=GAMES)
+    parallel: int = described(1, "games at once (default 1)", group=MACHINE)
+    skip_below: float = described(0.05, "skip a level when the checkpoint scored less than this fraction (0..1) "
+                                        "against the level below (default 0.05)", group=ANCHORS)
+    seed: int = described(1, "seed of the random openings (default 1)", group=GAMES)
     progress: bool = False
 
 
@@ -181,9 +194,9 @@ def play_match(out: Path, cfg: LadderConfig, a: tuple[str, str], b: tuple[str, s
         return done
     config = MatchConfig(
         engines=(EngineSpec(a[0], a[1]), EngineSpec(b[0], b[1])), games=games,
-        settings=GameSettings(size=size, rules=cfg.rules, max_moves=cfg.move_cap),
+        settings=GameSettings(size=size, rules=cfg.rules, play=cfg.play),
         sgf_dir=out, results_path=out / "results.json", parallel=cfg.parallel,
-        referee=cfg.referee, seed=cfg.seed, play=cfg.play, progress=cfg.progress)
+        referee=cfg.referee, seed=cfg.seed, progress=cfg.progress)
     engines = probe_engines(config)
     for label, entry in engines.items():
         entry["name"] = label               # the ladder's names: model ids, gnugo-L<level>, pachi-<N>
@@ -389,37 +402,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m train.ladder", description=__doc__.split("\n\n")[0],
                                  epilog=__doc__.split("Examples::")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir", type=Path, help="the training run whose checkpoints are rated")
-    anchors = ap.add_argument_group("anchors")
-    anchors.add_argument("--levels", type=int, nargs="*", default=[1, 5, 10],
-                         help="GNU Go levels (default 1 5 10; none: Pachi anchors only)")
-    anchors.add_argument("--pachi", default=default_pachi(), metavar="PATH",
-                         help="Pachi binary (default: $PACHI, else /work/pachi/pachi if present)")
-    anchors.add_argument("--pachi-playouts", type=int, nargs="+", default=[], metavar="N",
-                         help=f"Pachi anchors pachi-<N>: N playouts a move, one thread (N >= {PACHI_MIN_PLAYOUTS})")
-    anchors.add_argument("--gnugo", default=GNUGO, help="GNU Go command, {level} is replaced (default: %(default)s)")
-    anchors.add_argument("--skip-below", type=float, default=0.05,
-                         help="skip a level when the checkpoint scored less than this fraction against "
-                              "the level below (default 0.05)")
-    d = LadderConfig()
-    checkpoints = ap.add_argument_group("checkpoints")
-    checkpoints.add_argument("--checkpoints", type=int, default=d.checkpoints,
-                             help=f"evenly spaced checkpoints to rate (default {d.checkpoints})")
-    checkpoints.add_argument("--every-steps", type=int, default=d.every_steps,
-                             help="instead: every checkpoint whose training step is a multiple of this")
-    checkpoints.add_argument("--follow", type=float, default=0.0, metavar="SECONDS",
-                             help="keep going: every SECONDS rate the new checkpoints (Ctrl-C to stop; default 0: once)")
-    games = ap.add_argument_group("games")
-    games.add_argument("--games", type=int, default=d.games,
-                       help=f"games per checkpoint and level (default {d.games})")
-    games.add_argument("--pair-games", type=int, default=d.pair_games,
-                       help=f"games between consecutive rated checkpoints (default {d.pair_games}; 0: none)")
-    add_play_arguments(games, LADDER_PLAY_OPTIONS, d.play, helps=LADDER_PLAY_HELP)
-    games.add_argument("--komi", type=float, default=d.rules.komi, help=f"komi in points (default {d.rules.komi:g})")
-    games.add_argument("--referee", default=REFEREE, help="dead-stone referee command, or 'none' for the "
-                                                          "Tromp-Taylor count (default: %(default)s)")
-    games.add_argument("--seed", type=int, default=1, help="seed of the random openings (default 1)")
-    machine = ap.add_argument_group("machine")
-    machine.add_argument("--parallel", type=int, default=1, help="games at once (default 1)")
+    groups = {title: ap.add_argument_group(title) for title in (ANCHORS, CHECKPOINTS, GAMES, MACHINE)}
+    add_dataclass_arguments(ap, LadderConfig(pachi=default_pachi()), groups)
+    groups[CHECKPOINTS].add_argument("--follow", type=float, default=0.0, metavar="SECONDS",
+                                     help="keep going: every SECONDS rate the new checkpoints (Ctrl-C to stop; "
+                                          "default 0: once)")
+    machine = groups[MACHINE]
     machine.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     machine.add_argument("--run-threads", type=int, default=2,
                          help="cores of the training run, for CPU-hours of records without CPU seconds (default 2)")
@@ -433,7 +421,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = build_parser()
-    d = LadderConfig()
     a = ap.parse_args(argv)
     if a.pachi_playouts and not a.pachi:
         ap.error("--pachi-playouts needs --pachi PATH or $PACHI (no /work/pachi/pachi)")
@@ -450,15 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
     torch.set_num_threads(max(1, a.threads))
     try:
-        rules = d.rules.with_komi(a.komi)
+        cfg = dataclass_from_args(a, LadderConfig, referee=None if a.referee.lower() == "none" else a.referee)
     except ValueError as exc:
         ap.error(f"--komi: {exc}")
-    cfg = LadderConfig(levels=tuple(a.levels), games=a.games, pair_games=a.pair_games,
-                       play=play_settings_from(a, LADDER_PLAY_OPTIONS, d.play),
-                       checkpoints=a.checkpoints, every_steps=a.every_steps, rules=rules, gnugo=a.gnugo,
-                       pachi=a.pachi, pachi_playouts=tuple(a.pachi_playouts),
-                       referee=None if a.referee.lower() == "none" else a.referee, parallel=a.parallel,
-                       skip_below=a.skip_below, seed=a.seed)
     while True:
         if not a.rate_only:
             try:
