@@ -84,18 +84,34 @@ PLACES = [  # (name, setup -> run dir, resume, what the one line must say)
 ]
 
 
+def _one_error_line(stderr: str, message: str) -> None:
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().split("\n")
+    assert len(lines) == 1 and lines[0].startswith("train.loop: error: "), stderr
+    assert message in lines[0], lines[0]
+
+
 @pytest.mark.parametrize("name,setup,resume,message", PLACES, ids=[p[0] for p in PLACES])
-def test_bad_run_directory_is_one_line_and_exit_2(tmp_path, name, setup, resume, message):
+def test_bad_run_directory_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, name, setup, resume, message):
+    """train.loop's main in this process (the process itself: the test below)."""
+    from train.loop import main
+
+    monkeypatch.chdir(tmp_path)
+    run_dir = setup(tmp_path)
+    options = ["--resume"] if resume else TINY
+    assert main(["--run-dir", run_dir, *options, "--budget", "1g"]) == 2
+    _one_error_line(capsys.readouterr().err, message)
+    if run_dir.startswith("/sys/"):
+        assert not Path(run_dir).exists()
+
+
+@pytest.mark.parametrize("name,setup,resume,message", [PLACES[0], PLACES[8]], ids=[PLACES[0][0], PLACES[8][0]])
+def test_the_process_exits_2_with_the_one_line(tmp_path, name, setup, resume, message):
     run_dir = setup(tmp_path)
     options = ["--resume"] if resume else TINY
     r = run_module("train.loop", "--run-dir", run_dir, *options, "--budget", "1g", cwd=tmp_path)
     assert r.returncode == 2, r.stderr
-    assert "Traceback" not in r.stderr, r.stderr
-    lines = r.stderr.strip().split("\n")
-    assert len(lines) == 1 and lines[0].startswith("train.loop: error: "), r.stderr
-    assert message in lines[0], lines[0]
-    if run_dir.startswith("/sys/"):
-        assert not Path(run_dir).exists()
+    _one_error_line(r.stderr, message)
 
 
 # -- corrupt checkpoints, optimiser state, game records ---------------------------------------
