@@ -476,7 +476,7 @@ def anchors_path(path: Path) -> str:
 
 
 def register(argv: list[str]) -> int:
-    from tools.strength import DESIGNS, calibrate, parse_settings
+    from tools.strength import DESIGNS, calibrate, calibration_budget, parse_settings
     from train.rundir import atomic_write_json, atomic_write_text
     ap = argparse.ArgumentParser(prog="python -m tools.experiment register",
                                  description="Register a seed experiment before any data: its commit, designs, "
@@ -551,7 +551,7 @@ def register(argv: list[str]) -> int:
     if a.cpu_hours is not None:
         scratch = SCRATCH / a.name
         scratch.mkdir(parents=True, exist_ok=True)
-        spec["calibration"] = calibrate(scratch, settings, 60, lambda m: print(m, file=sys.stderr), cpu=a.cpu)
+        spec["calibration"] = calibrate(scratch, settings, calibration_budget(), lambda m: print(m, file=sys.stderr), cpu=a.cpu)
         spec["cpu_hours_per_run"] = a.cpu_hours
         spec["flops_per_run"] = a.cpu_hours * 3600 * spec["calibration"]["flops_per_cpu_second"]
     else:

@@ -12,8 +12,9 @@ FLOPs of every process of the run (self-play, training, gating; :mod:`engine.net
 ``train.loop --budget <F>flops`` over sessions, so runs may share a machine, or change machine
 between sittings, without biasing each other.  ``--cpu-hours H`` converts to FLOPs at the rate
 measured once, on the machine where the experiment starts, by a short calibration run of the
-``az`` design (``EXP_DIR/experiment.json`` keeps the rate, the CPU and the budget, and later
-sittings reuse them).  Everything but the design is identical across runs: the settings below
+``az`` design: FLOPs per CPU-second (not wall), over ``--calibration-seconds`` of wall time or a
+fixed work, ``--calibration-flops`` (``EXP_DIR/experiment.json`` keeps the rate, the CPU and the
+budget, and later sittings reuse them).  Everything but the design is identical across runs: the settings below
 (or the ones given) are passed to every run.
 
 Then the nets are rated on one Bradley-Terry scale (``EXP_DIR/rating/``):
@@ -116,15 +117,30 @@ def design_args(name: str, settings: dict[str, str]) -> list[str]:
 # The budget
 
 
-def calibrate(exp_dir: Path, settings: dict[str, str], seconds: float, log: Callable[[str], None],
+def calibration_budget(seconds: float | None = None, flops: float | None = None) -> str:
+    """The calibration run's ``train.loop --budget``: ``flops`` FLOPs of work (the same work
+    however loaded the machine is), else ``seconds`` of wall time (default
+    :data:`CALIBRATION_SECONDS`)."""
+    if seconds is not None and flops is not None:
+        raise ValueError("give the calibration's length once: --calibration-seconds or --calibration-flops")
+    if flops is not None:
+        if flops <= 0:
+            raise ValueError(f"--calibration-flops wants a positive number, got {flops:g}")
+        return f"{flops:.6g}flops"
+    return f"{CALIBRATION_SECONDS if seconds is None else seconds:g}s"
+
+
+def calibrate(exp_dir: Path, settings: dict[str, str], budget: str, log: Callable[[str], None],
               cpu: int | None = None) -> dict[str, Any]:
     """FLOPs per CPU-second of the ``az`` design on this machine (pinned to ``cpu`` as the runs
-    are): a short run, measured once its trainer trains (start-up and the self-play-only
-    opening left out: training buys fewer FLOPs per CPU-second than self-play)."""
+    are): a short run of ``train.loop --budget budget`` (:func:`calibration_budget`), measured
+    once its trainer trains (start-up and the self-play-only opening left out: training buys
+    fewer FLOPs per CPU-second than self-play).  The rate divides by CPU time, not wall time,
+    so other load on the machine slows the run without changing the rate."""
     rd = RunDir(exp_dir / "calibration")
     if rd.root.exists():
         shutil.rmtree(rd.root)
-    cmd = [sys.executable, "-m", "train.loop", "--run-dir", str(rd.root), "--budget", f"{seconds:g}s", "--quiet",
+    cmd = [sys.executable, "-m", "train.loop", "--run-dir", str(rd.root), "--budget", budget, "--quiet",
            "--seed", "999", *design_args("az", settings)]
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu), *cmd]
@@ -143,7 +159,7 @@ def calibrate(exp_dir: Path, settings: dict[str, str], seconds: float, log: Call
     if flops <= 0 or cpu <= 0:
         raise RuntimeError("calibration measured no computation")
     return {"flops_per_cpu_second": flops / cpu, "cpu": cpu_label(), "measured": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "calibration_cpu_seconds": round(cpu, 2), "calibration_flops": flops}
+            "calibration_cpu_seconds": round(cpu, 2), "calibration_flops": flops, "calibration_budget": budget}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -454,7 +470,10 @@ def strength(argv: list[str]) -> int:
     ap.add_argument("--rate-visits", type=int, default=None, help="visits per move in rating games "
                     "(default the runs' --visits)")
     ap.add_argument("--bootstrap", type=int, default=200, help="bootstrap replicates for the intervals")
-    ap.add_argument("--calibration-seconds", type=float, default=CALIBRATION_SECONDS)
+    ap.add_argument("--calibration-seconds", type=float, default=None, help="length of the calibration run "
+                    f"in wall-clock seconds (default {CALIBRATION_SECONDS})")
+    ap.add_argument("--calibration-flops", type=float, default=None, help="length of the calibration run in FLOPs "
+                    "instead: the same work on a loaded machine (what tests use)")
     ap.add_argument("--cpus", default=None, help="CPUs to pin runs to, e.g. 1 or 0,1: one run at a time on each "
                     "(default: one run at a time, unpinned)")
     ap.add_argument("--parallel-runs", type=int, default=1, help="runs at a time when not pinned (--cpus)")
@@ -491,7 +510,8 @@ def strength(argv: list[str]) -> int:
         for d in meta["designs"]:
             design_args(d, settings)                  # unknown names fail before any work
         if a.cpu_hours is not None:
-            meta["calibration"] = calibrate(exp_dir, settings, a.calibration_seconds, log,
+            budget = calibration_budget(a.calibration_seconds, a.calibration_flops)
+            meta["calibration"] = calibrate(exp_dir, settings, budget, log,
                                             cpu=int(a.cpus.split(",")[0]) if a.cpus else None)
             meta["cpu_hours_per_run"] = a.cpu_hours
             meta["flops_per_run"] = a.cpu_hours * 3600 * meta["calibration"]["flops_per_cpu_second"]

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.strength import DESIGNS, bootstrap, design_args, parse_settings
+from tools.strength import CALIBRATION_SECONDS, DESIGNS, bootstrap, calibration_budget, design_args, parse_settings
 from train.rundir import RunDir
+from train.supervisor import Budget
 from train.usage import Usage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,14 +107,29 @@ def test_tiny_experiment_rates_and_resumes(tmp_path):
     assert all(math.isfinite(d["elo"]) for d in summary2["designs"].values())
 
 
+def test_the_calibration_runs_for_seconds_or_for_a_fixed_work():
+    assert calibration_budget() == f"{CALIBRATION_SECONDS}s"
+    assert calibration_budget(seconds=20) == "20s"
+    assert calibration_budget(flops=3e9) == "3e+09flops"
+    assert Budget.parse(calibration_budget(flops=3e9)).flops == 3e9       # train.loop reads it back
+    with pytest.raises(ValueError):
+        calibration_budget(seconds=20, flops=3e9)
+    with pytest.raises(ValueError):
+        calibration_budget(flops=0)
+
+
 @pytest.mark.slow          # a calibration and a training unit
 def test_cpu_hours_convert_at_a_rate_calibrated_once_and_saved(tmp_path):
+    """The calibration is a fixed work (FLOPs), so a loaded machine runs it longer but measures
+    the same thing: FLOPs per CPU-second."""
     exp = tmp_path / "exp"
     r = experiment("--exp-dir", str(exp), "--designs", "az", "--seeds", "1", "--cpu-hours", "0.001",
-                   "--calibration-seconds", "20", "--no-rating", *TINY)
+                   "--calibration-flops", "3e9", "--no-rating", *TINY)
     assert r.returncode == 0, r.stderr[-4000:]
     meta = json.loads((exp / "experiment.json").read_text())
     rate = meta["calibration"]["flops_per_cpu_second"]
-    assert rate > 0 and meta["calibration"]["cpu"]
+    assert rate > 0 and meta["calibration"]["cpu"] and meta["calibration"]["calibration_budget"] == "3e+09flops"
+    assert Usage(RunDir(exp / "calibration").read_metrics()).flops >= 3e9
+    assert 0 < meta["calibration"]["calibration_flops"] <= Usage(RunDir(exp / "calibration").read_metrics()).flops
     assert meta["flops_per_run"] == pytest.approx(0.001 * 3600 * rate)
     assert Usage(RunDir(exp / "runs" / "az" / "seed-1").read_metrics()).flops >= meta["flops_per_run"]
