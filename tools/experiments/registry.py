@@ -136,7 +136,7 @@ class Experiment:
         return SCRATCH / self.name / u.design / f"seed-{u.seed}"
 
 
-def _elo(v: dict[str, Any] | None) -> str:
+def elo_text(v: dict[str, Any] | None) -> str:
     """"+120 [+40, +200]" of a rating or a design's mean; an open end (a net that won or lost
     every game) shows as "..."."""
     if not v or v.get("elo") is None:
@@ -263,7 +263,7 @@ def run_unit(exp: Experiment, u: Unit, cpu: int | None, log: Callable[[str], Non
                  seed=1000 * u.seed + 10 * i + 1)
         ratings[net_name(f)] = {"elo": r["elo"], "elo_ci95": r["elo_ci95"], "games": r["games"]}
         prior = r["elo"]
-        log(f"{u.key}: {net_name(f)} rates {_elo(r)} in {r['games']} games")
+        log(f"{u.key}: {net_name(f)} rates {elo_text(r)} in {r['games']} games")
     records = RunDir(run.root).read_metrics()
     facts = {"experiment": exp.name, "design": u.design, "seed": u.seed,
              "commit": git("rev-parse", "HEAD", cwd=Path.cwd()), "cpu": cpu_label(),
@@ -314,7 +314,7 @@ def commit_unit(exp: Experiment, u: Unit, facts: dict[str, Any]) -> None:
     paths = [exp.unit_dir(u), exp.initial_path(u.seed), exp.initial_path(u.seed).with_suffix(".json")]
     paths = [str(p.resolve()) for p in paths if p.exists()]
     git("add", "--", *paths, cwd=exp.root)
-    elo = _elo(facts["ratings"].get(net_name(exp.fractions[-1])))
+    elo = elo_text(facts["ratings"].get(net_name(exp.fractions[-1])))
     git("commit", "-q", "-m", f"experiments/{exp.name}: {u.key} finished, final net {elo} Elo "
         f"({facts['cpu_seconds'] / 3600:.2f} CPU-hours, {facts['selfplay']['games']} games, {facts['cpu']})",
         "--", *paths, cwd=exp.root)

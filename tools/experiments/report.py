@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from tools import REPO_ROOT
-from tools.experiments.registry import EXPERIMENTS, Experiment, Unit, _elo, net_name
+from tools.experiments.registry import EXPERIMENTS, Experiment, Unit, elo_text, net_name
 
 LOOKS = (8, 16)            # seeds per design at the pre-registered looks
 LOOK_LEVEL = 0.0294        # Pocock's nominal level for two looks at an overall 0.05
@@ -157,7 +157,7 @@ def write_up(exp: Experiment, summary: dict[str, Any], command: str, where: Path
     for d, v in summary["designs"].items():
         cells = [str(v["runs"]), *(("-" if v[k] is None else f"{v[k]:g}") for k in
                                    ("cpu_hours", "games", "mean_game_length", "promotions", "gating_games"))]
-        lines.append(f"| `{d}` | " + " | ".join(cells) + " | " + " | ".join(_elo(v["fractions"].get(f)) for f in fr) + " |")
+        lines.append(f"| `{d}` | " + " | ".join(cells) + " | " + " | ".join(elo_text(v["fractions"].get(f)) for f in fr) + " |")
     lines += ["", "Elo on the fixed anchors' scale (" + ", ".join(f"{n} {e:+.0f}" for n, e in summary["anchors"].items())
               + "); a design's interval is the unpaired 95% t interval over its seeds.  Comparisons between "
               "designs are the paired contrasts below.", ""]
