@@ -19,7 +19,7 @@ setup(
         "torch>=2.0",
         "sgfmill>=1.1",
         "tqdm>=4.0",
-        "matplotlib>=3.5",   # train.report and tools.experiment draw PNG plots
+        "matplotlib>=3.5",   # train.report and tools.experiments draw PNG plots
     ],
     extras_require={
         "test": ["pytest>=7", "ray>=2.9"],   # tests/cluster/test_ray_cluster.py runs in CI

@@ -27,7 +27,7 @@ one-at-a-time match would have counted, whatever the speeds and whoever died.
   worker; the lowest number first) and the order waits for it: a lost game is replaced, never
   skipped.  Skipping would bias the count: a game in flight at a random moment is more often a
   long one, and long games are more often losses when wins are quick, so the games a dead
-  worker takes with it lean towards one result (``python -m tools.gate_faults`` measures it).
+  worker takes with it lean towards one result (``python -m tools.checks.gate_faults`` measures it).
 - A replay stands in for the lost attempt only if it is **longer than the lost attempt had
   played** (in moves, from the workers' progress reports): the lost game was known to last
   beyond that many moves, so a replay that ended sooner is a different kind of game; it is

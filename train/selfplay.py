@@ -29,7 +29,7 @@ soon as the trainer writes it.
   (checkpoint written -> self-play plays it), time spent waiting.
 
 Stage process: ``python -m train.selfplay --run-dir DIR [--worker K]`` (started by train.loop).
-``python -m tools.selfplay_bench ...`` measures throughput without a run directory.
+``python -m tools.bench.selfplay ...`` measures throughput without a run directory.
 """
 from __future__ import annotations
 
@@ -383,7 +383,7 @@ def run(run_dir: str, worker: int = 0, parent_pid: int | None = None, max_games:
 
 def main(argv: list[str] | None = None) -> int:
     return stage.main("python -m train.selfplay", "The self-play stage of a run (normally started by train.loop). "
-                      "Its throughput: python -m tools.selfplay_bench.", run, argv, [
+                      "Its throughput: python -m tools.bench.selfplay.", run, argv, [
                           ("--worker", dict(type=int, default=0, help="worker number (names its games)")),
                           ("--max-games", dict(type=int, default=None, help="stop once the run has this many games"))])
 

@@ -29,7 +29,7 @@ import threading
 from typing import Iterator
 
 # Equivalent FLOPs per collected leaf and board point, for the search's share.  Measured with
-# ``python -m tools.selfplay_bench --board-size 7 --blocks 4 --filters 32 --visits 32
+# ``python -m tools.bench.selfplay --board-size 7 --blocks 4 --filters 32 --visits 32
 # --parallel-games 32 --batch 128 --threads 1 --inference-dtype fp32`` on an AMD EPYC with
 # AVX512-BF16: the search (collect_many + backup_many) took 5.0 us a leaf, 0.10 us per board point,
 # while the same core ran the net's direct convolutions at 46 GFLOP/s: 0.10e-6 s x 46e9 FLOP/s

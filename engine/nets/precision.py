@@ -22,7 +22,7 @@ Later starts read the cache (a cached choice is re-checked against the tolerance
 recorded with, and an unreadable or malformed cache file is ignored and rewritten).  A forced
 precision (``--precision fp32``) skips all of this.  torch.compile is not a candidate: it gained
 9-18% on the bare forward pass but nothing measurable in a whole search, for 10-35 s of
-compilation at every start (tools/lz_bench.py).
+compilation at every start (tools/bench/leelaz.py).
 
 Tests inject ``timer`` (no timing) and ``accuracy`` (any difference they need).
 """

@@ -1,5 +1,5 @@
 """``train.loop --ray auto`` against a real multi-node Ray cluster on this machine
-(tools/ray_multinode.py): a head and two worker nodes, each a ``ray start`` of its own with its
+(tools/checks/ray_multinode.py): a head and two worker nodes, each a ``ray start`` of its own with its
 own --temp-dir (raylet, object store), one logical CPU, token authentication on, and a custom
 resource that pins the self-play actors to the workers.  The driver is a separate process.
 
@@ -10,7 +10,7 @@ resource that pins the self-play actors to the workers.  The driver is a separat
   says what the actors waited for.
 
 The longer scenario (a node lost, the last node lost, a new node joining, gating clients
-killed, on an agz run) is ``python -m tools.ray_multinode``: ~2.5 minutes on the 2-core CI
+killed, on an agz run) is ``python -m tools.checks.ray_multinode``: ~2.5 minutes on the 2-core CI
 machine, too long for the suite; its figures are in docs/results/cluster.md.  Every wait has a deadline
 and the cluster fixture kills every process it started, pass or fail."""
 import os
@@ -24,7 +24,7 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install -e .[cluster])")
 
-from tools.ray_multinode import (Driver, LocalCluster, _games, _metrics, _until,  # noqa: E402
+from tools.checks.ray_multinode import (Driver, LocalCluster, _games, _metrics, _until,  # noqa: E402
                                  console_script, run_dir_check)
 
 ARGS = ["--board-size", "5", "--komi", "2.5", "--blocks", "1", "--filters", "8", "--visits", "16",

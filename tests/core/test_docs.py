@@ -1,7 +1,7 @@
-"""The documentation stays true: every ``python -m`` command line shown in README.md and docs/
-parses with its module's own argument parser (parsed, never run), every relative link resolves,
-docs/gtp.md documents exactly the GTP commands the engine lists, and docs/search.md exactly the
-search options ``engine.play.searchopts`` knows."""
+"""The documentation stays true: every ``python -m`` command line shown in README.md,
+tools/README.md and docs/ parses with its module's own argument parser (parsed, never run), every
+relative link resolves, docs/gtp.md documents exactly the GTP commands the engine lists, and
+docs/search.md exactly the search options ``engine.play.searchopts`` knows."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "tools" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 # -- python -m command lines --------------------------------------------------------------------
 
@@ -25,26 +25,28 @@ PARSERS = {
     "engine analysis": ("engine.analysis.engine", "build_parser"),
     "engine tune": ("engine.cli.tune", "build_parser"),
     "engine doctor": ("engine.cli.doctor", "build_parser"),
-    "tools.experiment": ("tools.experiment", None),
-    "tools.anchors": ("tools.anchors", None),
-    "tools.startup_bench": ("tools.startup_bench", None),
     "train.loop": ("train.loop", "build_parser"),
     "train.match": ("train.match.cli", "build_parser"),
     "train.ladder": ("train.match.ladder", "build_parser"),
     "train.report": ("train.report", None),
     "engine.weights": ("engine.nets.weights", None),
-    "tools.bench": ("tools.bench", None),
-    "tools.selfplay_bench": ("tools.selfplay_bench", None),
-    "tools.ray_bench": ("tools.ray_bench", None),
-    "tools.ray_multinode": ("tools.ray_multinode", None),
-    "tools.gate_faults": ("tools.gate_faults", None),
-    "tools.gtp_fuzz": ("tools.gtp_fuzz", None),
-    "tools.analysis_bench": ("tools.analysis_bench", None),
-    "tools.kata_bench": ("tools.kata_bench", None),
-    "tools.ddp_bench": ("tools.ddp_bench", None),
-    "tools.gpu_check": ("tools.gpu_check", None),
-    "tools.search_ab": ("tools.search_ab", "build_parser"),
-    "tools.solve5": ("tools.solve5", None),
+    "tools.bench": ("tools.bench.components", None),
+    "tools.bench.selfplay": ("tools.bench.selfplay", None),
+    "tools.bench.ray_selfplay": ("tools.bench.ray_selfplay", None),
+    "tools.bench.analysis": ("tools.bench.analysis", None),
+    "tools.bench.katago": ("tools.bench.katago", None),
+    "tools.bench.ddp": ("tools.bench.ddp", None),
+    "tools.bench.startup": ("tools.bench.startup", None),
+    "tools.checks.ray_multinode": ("tools.checks.ray_multinode", None),
+    "tools.checks.gate_faults": ("tools.checks.gate_faults", None),
+    "tools.checks.gtp_fuzz": ("tools.checks.gtp_fuzz", None),
+    "tools.checks.gpu": ("tools.checks.gpu", None),
+    "tools.checks.solve5": ("tools.checks.solve5", None),
+    "tools.checks.gnugo_territory": ("tools.checks.gnugo_territory", None),
+    "tools.experiments": ("tools.experiments.cli", None),
+    "tools.experiment": ("tools.experiments.cli", None),      # the entry point older worktrees and the issue name
+    "tools.experiments.anchors": ("tools.experiments.anchors", None),
+    "tools.experiments.search_ab": ("tools.experiments.search_ab", "build_parser"),
 }
 OURS = ("engine", "train", "tools")
 SHELL_ENDS = {"&&", "||", "|", ";", ">", ">>", "2>", "2>&1", "&", "do", "done", "then"}
@@ -145,7 +147,7 @@ def parse_through_main(module, argv: list[str], monkeypatch) -> None:
 def test_the_docs_show_commands_of_every_tool():
     names = {args[0] for _, args in COMMANDS}
     assert {"engine", "train.loop", "train.match", "train.ladder", "train.report", "engine.weights",
-            "tools.experiment"} <= names
+            "tools.experiments"} <= names
 
 
 @pytest.mark.parametrize("where,args", COMMANDS, ids=[f"{w}: {' '.join(a)[:60]}" for w, a in COMMANDS])

@@ -2,8 +2,8 @@
 file but ``__init__.py``; ``__main__.py`` and the entry points kept for documented commands
 count), the rest sit in packages named after their concept, each saying in its ``__init__``
 docstring what it is for and what it may import; the rules those docstrings state hold in the
-import graph; setup.py installs every package; every ``python -m`` command the README documents
-names a runnable module."""
+import graph; setup.py installs every package; tools/ holds bench/, checks/ and experiments/;
+every ``python -m`` command the READMEs and docs/ document names a runnable module."""
 from __future__ import annotations
 
 import ast
@@ -83,8 +83,8 @@ def test_the_rooms_import_what_their_docstrings_allow():
 
 def readme_commands() -> list[str]:
     text = "".join(p.read_text() for p in [ROOT / "README.md", ROOT / "weights" / "README.md",
-                                             *sorted((ROOT / "docs").rglob("*.md"))])
-    return sorted(set(re.findall(r"python -m ((?:engine|train)(?:\.\w+)*)", text)))
+                                             ROOT / "tools" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
+    return sorted(set(re.findall(r"python -m ((?:engine|train|tools)(?:\.\w+)*)", text)))
 
 
 def test_the_readme_documents_some_commands():
@@ -100,6 +100,18 @@ def test_every_documented_command_runs(name):
         assert main.is_file(), f"python -m {name}: the package has no __main__.py"
     else:
         assert 'if __name__ == "__main__":' in Path(spec.origin).read_text(), f"python -m {name}: no entry point"
+
+
+def test_tools_holds_its_three_rooms_and_its_shared_modules_only():
+    """tools/ is benchmarks, checks and experiments, each a package saying what it holds; beside
+    them only the machine facts they share and ``tools.experiment``, the experiments' first name."""
+    assert direct_modules("tools") == ["experiment.py", "machine.py"]
+    rooms = [p for p in packages("tools") if p != "tools"]
+    assert rooms == ["tools.bench", "tools.checks", "tools.experiments"]
+    for room in rooms:
+        assert ast.get_docstring(ast.parse((ROOT / room.replace(".", "/") / "__init__.py").read_text())), room
+    tests = sorted(p.name for p in (ROOT / "tests" / "tools").iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert tests == ["bench", "checks", "experiments"]
 
 
 def test_tests_are_laid_out_like_the_code():

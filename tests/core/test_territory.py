@@ -133,7 +133,7 @@ def test_area_count_is_the_tromp_taylor_score_without_dead_stones():
 def pachi_game_ends_territory() -> list[tuple[Game, float]]:
     """The 352 game ends of tests/data/pachi_game_ends.jsonl under Japanese rules at komi 6.5,
     each with GNU Go's territory count (tests/data/pachi_game_ends_territory.jsonl, written by
-    tools/gnugo_territory.py), Black-positive."""
+    tools/checks/gnugo_territory.py), Black-positive."""
     out = []
     ends = open(DATA / "pachi_game_ends.jsonl").read().splitlines()
     refs = open(DATA / "pachi_game_ends_territory.jsonl").read().splitlines()

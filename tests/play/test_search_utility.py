@@ -289,7 +289,7 @@ def test_options_by_name():
 def test_search_ab_plays_a_variant_against_the_base(tmp_path, capsys):
     from engine.nets import weights
     from engine.nets.network import NetConfig
-    from tools import search_ab
+    from tools.experiments import search_ab
 
     net = tmp_path / "tiny.pt"
     weights.save(net, weights.new_model(NetConfig(blocks=1, filters=8), seed=1), {"step": 0, "board_sizes": [5]})

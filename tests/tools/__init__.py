@@ -1,1 +1,1 @@
-"""tools/: benchmarks, checks and the experiment pipeline."""
+"""tools/: laid out as it is, bench/, checks/ and experiments/."""

@@ -233,8 +233,8 @@ def test_trainer_rejects_a_device_count_that_does_not_divide_the_batch(tmp_path)
 
 @pytest.mark.slow          # data-parallel training in two processes
 def test_bench_reports_both_process_counts(capsys):
-    from tools import ddp_bench
-    assert ddp_bench.main(["--processes", "1", "2", "--no-same-cores", "--board-size", "5", "--blocks", "1",
+    from tools.bench import ddp
+    assert ddp.main(["--processes", "1", "2", "--no-same-cores", "--board-size", "5", "--blocks", "1",
                            "--filters", "8", "--batch", "8", "--steps", "1", "--warmup", "1", "--rounds", "1"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     one, two = out["rows"]

@@ -43,7 +43,7 @@ again from scratch, which keeps the decision unbiased).  Inside the gate the mat
 :class:`train.gating.GateMatch`: results counted in start order, a dead gating actor's games
 declared lost and played again under their own numbers.
 
-Throughput with 1, 2, 4 actors: ``python -m tools.ray_bench`` (figures in docs/results/benchmarks.md).
+Throughput with 1, 2, 4 actors: ``python -m tools.bench.ray_selfplay`` (figures in docs/results/benchmarks.md).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 THE game runner of the project: self-play uses it with one agent for both colours, gating with
 a different net per colour, matches and ladders (:mod:`train.match.schedule`) with any mix of our nets
-and GTP programs, ``tools.solve5`` against a random player.  A :class:`GamePool` holds ``slots``
+and GTP programs, ``tools.checks.solve5`` against a random player.  A :class:`GamePool` holds ``slots``
 games in flight, each from a :class:`GameSpec`: board, rules, set-up (fixed handicap stones,
 forced opening moves), one agent per colour and its :class:`MoveLimit` (visits and/or seconds).
 

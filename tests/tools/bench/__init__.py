@@ -1,0 +1,1 @@
+"""tools.bench: the benchmarks, run briefly through the engine's normal API."""

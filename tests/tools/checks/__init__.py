@@ -1,0 +1,1 @@
+"""tools.checks: the correctness, fault, fuzz and oracle checks."""

@@ -1,0 +1,188 @@
+"""The seed experiment as committed results (tools.experiments.registry): registration before any data, units
+that any clone can take up where the committed results stop, shards that split the units between
+machines, and a write-up regenerated from the committed files alone."""
+from __future__ import annotations
+
+import json
+import shutil
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools import REPO_ROOT
+from tools.experiments import paired, registry, report
+from tools.experiments.registry import Experiment, Unit
+
+TINY = {"--board-size": "5", "--komi": "2.5", "--rules": "chinese", "--blocks": "1", "--filters": "8",
+        "--visits": "8", "--parallel-games": "4", "--batch": "16", "--train-batch": "16", "--min-games": "2",
+        "--checkpoint-every": "4", "--gate-games": "400", "--gate-parallel-games": "4", "--threads": "1",
+        "--metrics-every": "1", "--inference-dtype": "fp32"}
+DESIGNS = ["az", "agz-async-finish"]
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def anchors_file(path: Path) -> Path:
+    path.write_text(json.dumps({"board_size": 5, "komi": 2.5, "rules": "chinese",
+                                "anchors": [{"name": "uniform-1", "elo": -600.0}, {"name": "gnugo-L1", "elo": 0.0}]}))
+    return path
+
+
+def make_repo(root: Path, seeds=(1, 2, 3)) -> Experiment:
+    """A git repository holding one registered experiment (nothing run yet)."""
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.org")
+    git(root, "config", "user.name", "t")
+    anchors_file(root / "anchors.json")
+    shutil.copy(REPO_ROOT / ".gitignore", root / ".gitignore")      # the project's own ignore rules
+    git(root, "add", "anchors.json", ".gitignore")
+    git(root, "commit", "-q", "-m", "anchors")
+    spec = {"format": registry.FORMAT, "name": "x", "commit": git(root, "rev-parse", "HEAD"),
+            "registered": "2026-12-07T00:00:00", "designs": DESIGNS, "seeds": list(seeds),
+            "settings": TINY, "fractions": [0.0, 0.5, 1.0], "flops_per_run": 1.5e9,
+            "anchors": str(root / "anchors.json"),
+            "rating": {"visits": 8, "target_halfwidth": 75, "max_games": 20, "competence_anchor": "gnugo-L1",
+                       "competence_games": 6}}
+    exp_dir = root / "experiments" / "x"
+    exp_dir.mkdir(parents=True)
+    (exp_dir / "experiment.json").write_text(json.dumps(spec))
+    (exp_dir / "preregistration.md").write_text(registry.preregistration(spec))
+    git(root, "add", "experiments")
+    git(root, "commit", "-q", "-m", "register x")
+    return Experiment(exp_dir)
+
+
+def test_the_projects_ignore_rules_keep_a_units_files(tmp_path):
+    """git add refused a unit's files when ``runs/`` was ignored at every depth."""
+    exp = make_repo(tmp_path / "repo")
+    u = Unit("az", 1)
+    fake_unit(exp, u, 0.0)
+    registry.commit_unit(exp, u, json.loads((exp.unit_dir(u) / "facts.json").read_text()))
+    tracked = git(tmp_path / "repo", "ls-files", "experiments/x/runs")
+    assert "experiments/x/runs/az/seed-1/facts.json" in tracked
+
+
+def fake_rate(exp, net, out, prior, seed):
+    """A rating that depends on the unit only (design, seed), written as rate_net writes it."""
+    design = 1 if "agz" in str(out) else 0
+    s = int(re.search(r"seed-(\d+)", str(out)).group(1))
+    doc = {"elo": 100.0 * design + 10.0 * s, "elo_ci95": [0.0, 200.0], "games": 6,
+           "results": [{"anchor": "gnugo-L1", "score": 0.5}] * 6}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc))
+    return doc
+
+
+def fake_unit(exp: Experiment, u: Unit, elo: float) -> None:
+    """Committed results of a unit, written by hand."""
+    d = exp.unit_dir(u)
+    (d / "ratings").mkdir(parents=True)
+    (d / "ratings" / "f1.json").write_text(json.dumps({"elo": elo, "elo_ci95": [elo - 50, elo + 50], "games": 40,
+                                                       "results": [{"anchor": "gnugo-L1", "score": 1.0}] * 4
+                                                       + [{"anchor": "gnugo-L1", "score": 0.0}] * 6}))
+    facts = {"design": u.design, "seed": u.seed, "commit": "c" * 40, "cpu": "test CPU", "cpu_seconds": 360.0,
+             "flops": 1.6e9, "selfplay": {"games": 10, "endings": {"passes": 9, "resign": 1, "move cap": 0},
+                                          "length": {"mean": 20.0}},
+             "gating": {"promotions": 1, "games": 30},
+             "ratings": {"f0.5": {"elo": elo / 2, "elo_ci95": [elo / 2 - 50, elo / 2 + 50], "games": 20},
+                         "f1": {"elo": elo, "elo_ci95": [elo - 50, elo + 50], "games": 40}}}
+    (d / "facts.json").write_text(json.dumps(facts))
+
+
+def test_units_run_seed_by_seed_and_shards_split_them(tmp_path):
+    exp = make_repo(tmp_path / "repo")
+    order = [u.key for u in exp.units()]
+    assert order[:4] == ["az/seed-1", "agz-async-finish/seed-1", "az/seed-2", "agz-async-finish/seed-2"]
+    a, b = exp.pending((1, 2)), exp.pending((2, 2))
+    assert not set(a) & set(b) and set(a) | set(b) == set(exp.units())
+    with pytest.raises(ValueError):
+        registry.parse_shard("3/2")
+
+
+def test_preregistration_states_the_contrasts_the_test_and_the_looks(tmp_path):
+    exp = make_repo(tmp_path / "repo")
+    text = (exp.root / "preregistration.md").read_text()
+    assert "gating at V (agz-async-finish - az)" in text
+    assert "gating x visits interaction" not in text     # listed only when its designs are registered
+    assert "Holm" in text and "Student-t" in text and "0.0294" in text and "seeds 9-16" in text
+
+
+@pytest.mark.slow          # trains a unit for real (about a minute)
+def test_a_fresh_clone_resumes_where_the_committed_results_stop(tmp_path, monkeypatch):
+    origin = make_repo(tmp_path / "origin")
+    fake_unit(origin, Unit("az", 1), 0.0)
+    git(origin.root.parents[1], "add", "experiments")
+    git(origin.root.parents[1], "commit", "-q", "-m", "az seed 1")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin.root.parents[1]), str(clone))
+    git(clone, "config", "user.email", "t@example.org")
+    git(clone, "config", "user.name", "t")
+    exp = Experiment(clone / "experiments" / "x")
+    assert exp.done(Unit("az", 1))
+    todo = exp.pending()
+    assert todo[0] == Unit("agz-async-finish", 1) and Unit("az", 1) not in todo
+
+    # the next unit, for real: trained to the budget, its nets kept, rated, its facts written
+    monkeypatch.setattr(registry, "SCRATCH", tmp_path / "scratch")
+    monkeypatch.setattr(registry, "rate", fake_rate)
+    monkeypatch.chdir(clone)
+    facts = registry.run_unit(exp, todo[0], cpu=None, log=lambda m: None)
+    assert facts["commit"] == git(clone, "rev-parse", "HEAD")
+    assert facts["flops"] >= exp.flops and facts["cpu_seconds"] > 0
+    sp = facts["selfplay"]
+    assert sp["games"] > 0 and sum(sp["endings"].values()) == sp["games"]
+    assert set(facts["nets"]) == {"f0", "f0.5", "f1"} and facts["ratings"]["f1"]["elo"] == 110.0
+    from engine.nets import weights
+    model, _ = weights.load(exp.unit_dir(todo[0]) / "nets" / "f1.pt")        # fp16 on disk, loads
+    assert next(model.parameters()).dtype.is_floating_point
+    assert exp.initial_path(1).is_file()
+    registry.commit_unit(exp, todo[0], facts)
+    assert git(clone, "status", "--porcelain", "--", "experiments") == ""
+
+    # a second clone, of the first: both units of seed 1 are done there
+    again = tmp_path / "again"
+    git(tmp_path, "clone", "-q", str(clone), str(again))
+    exp2 = Experiment(again / "experiments" / "x")
+    assert exp2.pending()[0] == Unit("az", 2)
+
+
+def test_a_unit_runs_only_from_the_experiments_commit(tmp_path, monkeypatch):
+    exp = make_repo(tmp_path / "repo")
+    (tmp_path / "repo" / "change.txt").write_text("a refactoring")
+    git(tmp_path / "repo", "add", "change.txt")
+    git(tmp_path / "repo", "commit", "-q", "-m", "later")
+    monkeypatch.chdir(tmp_path / "repo")
+    with pytest.raises(ValueError, match="runs from"):
+        registry.unit(["--exp-dir", str(exp.root), "--design", "az", "--seed", "1"])
+
+
+def test_report_regenerates_from_committed_results(tmp_path):
+    exp = make_repo(tmp_path / "repo", seeds=(1, 2, 3, 4, 5, 6, 7, 8))
+    table = {}
+    for s in range(1, 9):
+        for d, extra in (("az", 0.0), ("agz-async-finish", 80.0 + (s % 3) * 10)):
+            table[(d, s)] = 30.0 * s + extra            # a seed effect shared by both designs
+            fake_unit(exp, Unit(d, s), table[(d, s)])
+    out = tmp_path / "docs" / "seed-experiment"
+    assert report.report(["--name", "x", "--base", str(exp.root.parent), "--out", str(out)]) == 0
+    doc = json.loads(out.with_suffix(".json").read_text())
+    assert doc["look"] == 1 and doc["seeds_complete"] == list(range(1, 9))
+    assert doc["designs"]["az"]["runs"] == 8 and doc["anchors"] == {"uniform-1": -600.0, "gnugo-L1": 0.0}
+    (c,) = doc["contrasts"]
+    want = paired.contrasts(table, {"g": paired.CONTRASTS["gating at V (agz-async-finish - az)"]})[0]
+    assert c["estimate"] == pytest.approx(want.estimate, abs=0.05) and c["p_holm"] < report.LOOK_LEVEL
+    assert doc["competence"] == {"design": "agz-async-finish", "anchor": "gnugo-L1", "score": 0.4, "games": 80}
+    md = out.with_suffix(".md").read_text()
+    assert md.startswith("# Pre-registration: x") and "declared" in md
+    assert out.with_suffix(".png").stat().st_size > 5000
+    # fewer seeds than the first look: interim figures, nothing declared
+    for s in range(4, 9):
+        (exp.unit_dir(Unit("az", s)) / "facts.json").unlink()
+    report.report(["--name", "x", "--base", str(exp.root.parent), "--out", str(out)])
+    assert json.loads(out.with_suffix(".json").read_text())["look"] == 0
+    assert "**None yet.**" in out.with_suffix(".md").read_text()
