@@ -97,16 +97,38 @@ class ResignCalibrator:
         n = max(1, len(self.games))
         return winner_below / n, (false / resigns if resigns else 0.0), resigns
 
+    def grid_rates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`rates` at every threshold of the grid at once: (share of games whose winner
+        fell below, share of false resignations, resignations), one entry per grid point.  A
+        game's running minimum says who would have resigned first at every threshold."""
+        grid = self.grid
+        winner_below = np.zeros(len(grid))
+        resigns = np.zeros(len(grid))
+        false = np.zeros(len(grid))
+        for winrates, colors, winner, _ in self.games:
+            if not len(winrates):
+                continue                                  # no move: nobody fell below anything
+            decided = winner in (BLACK, WHITE)
+            lowest = winrates[colors == winner].min(initial=np.inf) if decided else winrates.min(initial=np.inf)
+            winner_below += lowest < grid
+            running_min = np.minimum.accumulate(winrates)
+            first = np.searchsorted(-running_min, -grid, side="right")    # first move below each threshold
+            resigned = first < len(winrates)
+            resigns += resigned
+            if decided:
+                false += resigned & (colors[np.minimum(first, len(winrates) - 1)] == winner)
+            else:
+                false += resigned                                           # in a draw any resignation is wrong
+        n = max(1, len(self.games))
+        return winner_below / n, np.divide(false, resigns, out=np.zeros(len(grid)), where=resigns > 0), resigns
+
     def calibrate(self) -> None:
         if len(self.games) < self.min_games:
             self.threshold = None
             return
-        best = None
-        for t in self.grid:
-            fp_games, fp_resigns, _ = self.rates(float(t))
-            if fp_games <= self.fp_target and fp_resigns <= self.fp_target:
-                best = float(t)
-        self.threshold = best
+        fp_games, fp_resigns, _ = self.grid_rates()
+        ok = np.flatnonzero((fp_games <= self.fp_target) & (fp_resigns <= self.fp_target))
+        self.threshold = float(self.grid[ok[-1]]) if len(ok) else None
 
     def measured_fp_rate(self) -> tuple[float | None, int]:
         """(share of no-resign games whose winner fell below the threshold that was in force

@@ -204,6 +204,24 @@ def _no_resign_record(values, colors, winner, threshold=math.nan):
     return r
 
 
+def test_the_calibration_rates_every_threshold_at_once_as_one_at_a_time():
+    """grid_rates (what calibrate uses) against rates, threshold by threshold, on random games
+    with wins of both colours, draws and an empty game."""
+    cal = ResignCalibrator(window=200, min_games=1, cap=0.5)
+    rng = np.random.default_rng(5)
+    for i in range(120):
+        n = int(rng.integers(0, 30)) if i else 0
+        values = np.clip(rng.normal(0.0, 0.6, n), -1, 1)
+        cal.add(_no_resign_record(values, [1 + (k % 2) for k in range(n)], int(rng.choice([0, BLACK, WHITE]))),
+                calibrate=False)
+    fp_games, fp_resigns, resigns = cal.grid_rates()
+    for k, t in enumerate(cal.grid):
+        assert (fp_games[k], fp_resigns[k], resigns[k]) == pytest.approx(cal.rates(float(t))), t
+    cal.calibrate()
+    slow = [float(t) for t in cal.grid if all(r <= cal.fp_target for r in cal.rates(float(t))[:2])]
+    assert cal.threshold == (slow[-1] if slow else None)
+
+
 def test_resign_calibration_keeps_false_positives_under_target():
     cal = ResignCalibrator(fp_target=0.05, window=200, min_games=20, cap=0.25)
     rng = np.random.default_rng(0)
