@@ -161,6 +161,7 @@ def test_name_is_answered_while_the_net_cannot_load(tmp_path):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow          # two engine starts, each measuring kernels (12 s on a loaded core)
 def test_a_start_killed_mid_measurement_leaves_what_it_measured(tiny, tmp_path):
     cache = tmp_path / "xdg"
     args = ["--weights", str(tiny), "--size", "5", "--threads", "1"]
