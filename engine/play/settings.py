@@ -10,8 +10,10 @@ A command line gives a config's PlaySettings through :func:`add_play_arguments` 
 field, with the field's help and type, the command's defaults and wording) and reads it back
 with :func:`play_settings_from`, which also reads a saved config's flat keys
 (:func:`field_options` writes them).  These work for any dataclass whose fields carry their
-help (made with :func:`described`): :func:`add_field_arguments` and :func:`fields_from` are
-the general forms (a training run's config and gate rule use them).
+help (made with :func:`described`) or are given it by the command (``helps``), and for fields
+given and saved as text (``texts``: a memory size such as ``256M``):
+:func:`add_field_arguments` and :func:`fields_from` are the general forms (a training run's
+config and gate rule use them).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import argparse
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 from engine.core import SearchParams
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
@@ -100,38 +102,74 @@ def _option_type(f: dataclasses.Field) -> type:
     return int if t.startswith("int") else float if t.startswith("float") else str
 
 
-def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str],
-                        suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
+class TextForm(NamedTuple):
+    """A field given on the command line and saved as text (a memory size: ``256M``):
+    ``parse`` reads the text (ValueError if it is bad), ``format`` writes the value."""
+
+    parse: Callable[[str], Any]
+    format: Callable[[Any], str]
+
+
+def _text_option(form: TextForm) -> Callable[[str], str]:
+    """An argparse ``type`` that keeps the text and makes bad text a usage error."""
+    def check(text: str) -> str:
+        try:
+            form.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+    return check
+
+
+def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str], suppress_defaults: bool = False,
+                        helps: Mapping[str, str] | None = None, texts: Mapping[str, TextForm] | None = None) -> None:
     """Adds one ``--OPTION`` per field of the dataclass instance ``defaults`` named in
     ``options`` (field -> option name with underscores, e.g. ``{"forced_playouts_k":
     "forced_playouts"}``; the option's dest), in the dataclass's order, with the field's
     ``help``, ``choices`` and ``metavar`` metadata, its type and ``defaults``' value as the
-    default.  ``helps`` (field -> text) words a field's help for one command.  With
-    ``suppress_defaults`` an option not given stays absent from the namespace."""
+    default.  ``helps`` (field -> text) words a field's help for one command; a field in
+    ``texts`` is given as text in its :class:`TextForm` (its value then stays text in the
+    namespace, as saved).  With ``suppress_defaults`` an option not given stays absent from
+    the namespace."""
     for f in dataclasses.fields(defaults):
         if f.name not in options:
             continue
         dest, value = options[f.name], getattr(defaults, f.name)
+        form = (texts or {}).get(f.name)
+        if form is not None:
+            value = form.format(value)
         shown = f" (default: {value})" if value not in (None, "") else ""
-        text = (helps or {}).get(f.name, f.metadata["help"])
-        group.add_argument("--" + dest.replace("_", "-"), dest=dest, type=_option_type(f),
+        text = (helps or {}).get(f.name) or f.metadata["help"]
+        group.add_argument("--" + dest.replace("_", "-"), dest=dest,
+                           type=_option_type(f) if form is None else _text_option(form),
                            default=argparse.SUPPRESS if suppress_defaults else value,
                            choices=f.metadata.get("choices"), metavar=f.metadata.get("metavar"), help=text + shown)
 
 
-def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any) -> Any:
+def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any,
+                texts: Mapping[str, TextForm] | None = None) -> Any:
     """The dataclass instance ``base`` with the fields named in ``options`` (as in
     :func:`add_field_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
-    option name) where it has them."""
+    option name) where it has them, those in ``texts`` parsed from their text; ValueError
+    naming the option for bad text."""
     if isinstance(values, argparse.Namespace):
         values = vars(values)
     changes = {name: values[key] for name, key in options.items() if key in values}
+    for name, form in (texts or {}).items():
+        if name in changes:
+            try:
+                changes[name] = form.parse(changes[name])
+            except ValueError as exc:
+                raise ValueError(f"--{options[name].replace('_', '-')}: {exc}") from None
     return dataclasses.replace(base, **changes)
 
 
-def field_options(obj: Any, options: Mapping[str, str]) -> dict[str, Any]:
-    """The fields named in ``options`` keyed by option name: :func:`fields_from`'s inverse."""
-    return {key: getattr(obj, name) for name, key in options.items()}
+def field_options(obj: Any, options: Mapping[str, str], texts: Mapping[str, TextForm] | None = None) -> dict[str, Any]:
+    """The fields named in ``options`` keyed by option name, those in ``texts`` as text:
+    :func:`fields_from`'s inverse."""
+    forms = texts or {}
+    return {key: forms[name].format(getattr(obj, name)) if name in forms else getattr(obj, name)
+            for name, key in options.items()}
 
 
 def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
