@@ -2,9 +2,10 @@
 
 :data:`DEFAULT_VISITS` and :data:`DEFAULT_RESIGN` are the engine's (``python -m engine``, matches
 and the ladder); :class:`PlaySettings` is how the game pool searches and chooses the moves of one
-game, with self-play's defaults (``train.config.RunConfig`` reads them here) and C's search
-defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules travel as one
-:class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
+game, with self-play's defaults (``train.config.RunConfig`` reads them here).  How a player
+searches (Dirichlet noise, move temperature, forced playouts, PUCT...) is its own
+:class:`engine.core.SearchParams`; the game only says where the pool turns those off.  Komi and
+rules travel as one :class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
 
 A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
 field, with the field's help and type, the command's defaults and wording) and reads it back
@@ -13,7 +14,7 @@ with :func:`play_settings_from`, which also reads a saved config's flat keys
 help (made with :func:`described`) or are given it by the command (``helps``), and for fields
 given and saved as text (``texts``: a memory size such as ``256M``):
 :func:`add_field_arguments` and :func:`fields_from` are the general forms (a training run's
-config and gate rule use them).
+config, gate rule and search use them).
 """
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, NamedTuple
 
-from engine.core import SearchParams
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move on 19x19 when neither visits, playouts nor time are set
@@ -31,8 +31,6 @@ DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engi
 # Resignation is a winrate (0..1, 0: never) everywhere: the engine's --resign, matches, the ladder
 # and PlaySettings.resign.  Self-play calibrates it as a root value (-1..1) and game records keep
 # the threshold in force as one; resign_winrate and resign_value are the conversions.
-
-_C = SearchParams()           # C's search defaults
 
 
 def default_visits(size: int) -> int:
@@ -66,19 +64,18 @@ def described(default: Any, help: str, **kw: Any) -> Any:
 class PlaySettings:
     """How moves are searched and chosen in one game of the game pool (self-play, gating,
     matches, the ladder): the defaults are self-play's (a training run's ``RunConfig`` takes
-    them from here), and C's (:class:`engine.core.SearchParams`) where C has them.  Each field's
-    ``help`` is its command-line help (:func:`add_play_arguments`)."""
+    them from here).  Each player searches with its own :class:`engine.core.SearchParams`
+    (Dirichlet noise, move temperature, forced playouts); the pool turns its noise and forced
+    playouts off in cheap searches and under the Gumbel root, and its temperature off after
+    ``temperature_moves``.  Each field's ``help`` is its command-line help
+    (:func:`add_play_arguments`)."""
 
     visits: int = described(100, "root visits of a full search (reused subtree included)")
     cheap_visits: int = described(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
                                  "moves get; they are played, not trained on (0: off)")
     full_search_prob: float = described(0.25, "with --cheap-visits: share of moves given a full search")
-    temperature_moves: int = described(0, "the first this many moves (plies) sample visits^(1/T); later moves take "
-                                      "the most visited")
-    temperature: float = described(1.0, "T of the opening moves that sample visits^(1/T)")
-    noise_epsilon: float = described(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
-    noise_alpha: float = described(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
-                                               "(0.03 per move on 19x19, as AlphaGo Zero)")
+    temperature_moves: int = described(0, "the first this many moves (plies) sample visits^(1/T) at the player's "
+                                      "temperature T; later moves take the most visited")
     resign: float = described(0.0, "resign when the winrate falls below this (0: never)", metavar="WINRATE")
     max_moves: int | None = described(None, "move cap, scored as if passed out "
                                         f"(default {MOVE_CAP_PER_POINT}*N*N)")
@@ -86,12 +83,9 @@ class PlaySettings:
     root: str = described("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
                               "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
                               "target softmax(logits + sigma(completed Q)); --visits is then the "
-                              "simulations of a move, and noise and temperature are not used)",
+                              "simulations of a move, and noise, temperature and forced playouts are not used)",
                       choices=("puct", "gumbel"))      # engine.play.rootsearch
     gumbel_considered: int = described(16, "--root gumbel: moves sampled at the root (m)")
-    forced_playouts_k: float = described(_C.forced_playouts_k, "--root puct: KataGo's forced playouts in full "
-                                                           "searches, k of sqrt(k * prior * visits), with "
-                                                           "policy-target pruning (0: off; KataGo uses 2)")
 
     def move_cap(self, size: int) -> int:
         return self.max_moves if self.max_moves is not None else default_move_cap(size)

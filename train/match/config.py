@@ -19,9 +19,10 @@ MATCH_PLAY_OPTIONS = {"visits": "visits", "resign": "resign"}
 
 def inproc_play(visits: int = DEFAULT_INPROC_VISITS, resign: float = DEFAULT_RESIGN) -> PlaySettings:
     """How a match's in-process engines search and play: ``visits`` (when their spec has no
-    visits=), resignation below the winrate ``resign`` (0: never), no noise, no policy targets;
-    the move cap is the match's (:attr:`GameSettings.move_cap`)."""
-    return PlaySettings(visits=visits, resign=resign, noise_epsilon=0.0, record_policy=False)
+    visits=), resignation below the winrate ``resign`` (0: never), no policy targets; the move
+    cap is the match's (:attr:`GameSettings.move_cap`).  Their search is their spec's
+    (:meth:`train.match.inproc.InProcessSpec.search_params`: no noise)."""
+    return PlaySettings(visits=visits, resign=resign, record_policy=False)
 
 
 @dataclass(frozen=True)
