@@ -28,21 +28,41 @@ from engine.play import searchopts
 from engine.core import SearchParams
 from engine.nets.netconfig import NetConfig
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import (PlaySettings, add_field_arguments, described as _opt, field_options, fields_from,
-                                  resign_winrate)
+from engine.play.settings import (PlaySettings, TextForm, add_field_arguments, described as _opt, field_options,
+                                  fields_from, resign_winrate)
 from engine.rules import AREA_PRESETS, DEFAULT_KOMI, DEFAULT_RULES, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
 _SEARCH = SearchParams()   # C's search defaults
 
 # Self-play's PlaySettings fields given as options (field -> option and config.json key).
-PLAY_OPTIONS = {name: name for name in ("visits", "cheap_visits", "full_search_prob", "temperature", "noise_epsilon",
-                                        "noise_alpha", "max_moves", "root", "gumbel_considered")}
-PLAY_OPTIONS["forced_playouts_k"] = "forced_playouts"
-PLAY_OPTIONS["temperature_moves"] = "temperature_moves"
+PLAY_OPTIONS = {name: name for name in ("visits", "cheap_visits", "full_search_prob", "temperature_moves",
+                                        "max_moves", "root", "gumbel_considered")}
 # Their help where self-play words it differently, and self-play's own defaults.
 PLAY_HELPS = {"temperature_moves": "moves played by sampling visits^(1/T) (default N*N//8)"}
 SELFPLAY_PLAY = PlaySettings(temperature_moves=None)
+
+# Self-play's search (RunConfig.search): C's defaults with AlphaGo Zero's exploration, Dirichlet
+# noise of weight 0.25 at the root of full searches and opening moves sampled at T 1.  The fields
+# given as options (field -> option and config.json key), their help, and the one given as text
+# (a memory size, "" for C's default).
+SELFPLAY_SEARCH = dataclasses.replace(_SEARCH, noise_epsilon=0.25, temperature=1.0)
+SEARCH_OPTIONS = {"c_puct": "c_puct", "noise_alpha": "noise_alpha", "noise_epsilon": "noise_epsilon",
+                  "temperature": "temperature", "max_memory": "max_memory", "forced_playouts_k": "forced_playouts"}
+SEARCH_HELPS = {
+    "c_puct": "PUCT exploration constant",
+    "noise_alpha": "total Dirichlet concentration, spread over the legal moves (0.03 per move on 19x19, "
+                   "as AlphaGo Zero)",
+    "noise_epsilon": "weight of Dirichlet noise at the root of full searches (0: off)",
+    "temperature": "T of the opening moves that sample visits^(1/T)",
+    "max_memory": "memory cap of each search tree in self-play and gating, e.g. 256M or 1G (default: the "
+                  f"engine's, {format_memory(_SEARCH.max_memory)}); a full tree stops growing and re-evaluates "
+                  "its leaves",
+    "forced_playouts_k": "--root puct: KataGo's forced playouts in full searches, k of sqrt(k * prior * visits), "
+                         "with policy-target pruning (0: off; KataGo uses 2)",
+}
+SEARCH_TEXTS = {"max_memory": TextForm(lambda text: parse_memory(text) if text else _SEARCH.max_memory,
+                                       lambda size: "" if size == _SEARCH.max_memory else format_memory(size))}
 
 # A new network's NetConfig fields given as options (field -> option and config.json key), with
 # their help there.
@@ -96,17 +116,16 @@ GATE_OPTIONS = {"threshold": "gate_threshold", "max_games": "gate_games", "elo0"
 
 
 # Gating's PlaySettings: the fields given as options (field -> option and config.json key), their
-# help there and their defaults (no Dirichlet noise, no policy targets; visits None: --visits,
-# temperature_moves None: N//2).  train.gating.gate_settings fills in the rest per run.
-GATE_PLAY_OPTIONS = {"visits": "gate_visits", "temperature_moves": "gate_temperature_moves",
-                     "temperature": "gate_temperature", "resign": "gate_resign"}
+# help there and their defaults (no policy targets; visits None: --visits, temperature_moves None:
+# N//2).  train.gating.gate_settings fills in the rest per run; gating's search is self-play's
+# with --gate-temperature and neither Dirichlet noise nor forced playouts
+# (RunConfig.gate_search_params).
+GATE_PLAY_OPTIONS = {"visits": "gate_visits", "temperature_moves": "gate_temperature_moves", "resign": "gate_resign"}
 GATE_PLAY_HELPS = {"visits": "root visits per gating move (default --visits)",
                    "temperature_moves": "opening moves of gating games sampled at --gate-temperature, for variety "
                                         "(default N//2)",
-                   "temperature": "T of those moves (no Dirichlet noise in gating)",
                    "resign": "gating games resign when the winrate falls below this (0: never)"}
-GATE_PLAY = PlaySettings(visits=None, temperature_moves=None, temperature=0.5, noise_epsilon=0.0, resign=0.05,
-                         record_policy=False)
+GATE_PLAY = PlaySettings(visits=None, temperature_moves=None, resign=0.05, record_policy=False)
 
 
 @dataclass
@@ -179,10 +198,13 @@ class RunConfig:
                                            "its part of the games (the same games for any number)")
     selfplay_cuda_graphs: bool = _opt(False, "on CUDA: self-play replays its forward passes from CUDA graphs "
                                              "(one per padded batch size; ignored on a CPU)")
-    c_puct: float = _opt(_SEARCH.c_puct, "PUCT exploration constant")
+    search: SearchParams = field(default_factory=lambda: dataclasses.replace(SELFPLAY_SEARCH),
+                                 metadata={"options": SEARCH_OPTIONS, "helps": SEARCH_HELPS, "texts": SEARCH_TEXTS})
+    # (the options and config.json keys of SEARCH_OPTIONS; search_params() adds the rest)
     search_options: str = _opt("", "KataGo's search options of self-play and gating, NAME=VALUE[,...] "
                                    "by our names or KataGo's (engine.play.searchopts: score utility, "
-                                   "cpuctUtilityStdev*); default: the engine's defaults")
+                                   "cpuctUtilityStdev*; --c-puct wins over a c_puct here); default: the "
+                                   "engine's defaults")
     allow_resign: bool = _opt(True, "self-play games may resign (the winrate threshold is calibrated on the "
                                     "no-resign games)")
     no_resign_fraction: float = _opt(0.1, "share of games never allowed to resign (calibration)")
@@ -197,9 +219,6 @@ class RunConfig:
                                       "the window holds only games whose last move the current self-play "
                                       "model chose)")
     cache_size: int = _opt(200_000, "self-play evaluation cache entries")
-    max_memory: str = _opt("", "memory cap of each search tree in self-play and gating, e.g. 256M or 1G "
-                               f"(default: the engine's, {format_memory(_SEARCH.max_memory)}); a full tree "
-                               "stops growing and re-evaluates its leaves")
     inference_dtype: str = _opt("auto", "self-play network precision: auto (measured once per machine, "
                                         "thread count and net shape: the fastest of fp32 (NCHW, channels-last, "
                                         "Winograd), bf16 and fp16 whose outputs stay within tolerance of fp32; "
@@ -227,6 +246,8 @@ class RunConfig:
     gate_parallel_games: int = _opt(32, "gating games in flight (over all gating workers)")
     gate_play: PlaySettings = field(default_factory=lambda: dataclasses.replace(GATE_PLAY),
                                     metadata={"options": GATE_PLAY_OPTIONS, "helps": GATE_PLAY_HELPS})
+    gate_temperature: float = _opt(0.5, "T of the opening moves of gating games (--gate-temperature-moves); gating "
+                                        "has no Dirichlet noise and no forced playouts")
     gate_batch: int | None = _opt(None, "leaves per forward pass per gating worker (default --batch)")
     gate_deadline_min: float = _opt(120.0, "a gating game not returned after max(this, factor x median "
                                            "game time) seconds is declared lost (not counted)")
@@ -311,11 +332,6 @@ class RunConfig:
             raise ValueError("--no-resign-fraction must be in [0, 1]")
         if self.init_cpu_hours < 0 or self.init_games < 0:
             raise ValueError("--init-cpu-hours and --init-games cannot be negative")
-        if self.max_memory:
-            try:
-                parse_memory(self.max_memory)
-            except ValueError as exc:
-                raise ValueError(f"--max-memory: {exc}") from None
         try:
             searchopts.parse_options(self.search_options)
         except ValueError as exc:
@@ -323,20 +339,28 @@ class RunConfig:
         return self
 
     def search_params(self, **changes: Any) -> SearchParams:
-        """The search parameters of self-play and gating agents: ``changes`` over C's defaults,
-        with the tree memory cap of ``--max-memory`` and the ``--search-options``.  Their games
-        end at two passes and are counted Tromp-Taylor, so a pass after a pass is the end of
-        the game in their trees too (conservative pass off, unless the options turn it on), and
-        a game that ends in the tree is counted as it stands (terminal_judge 0)."""
-        if self.max_memory:
-            changes["max_memory"] = parse_memory(self.max_memory)
-        return dataclasses.replace(_SEARCH, **{"conservative_pass": 0.0, "terminal_judge": 0.0, **searchopts.parse_options(self.search_options),
-                                               **changes})
+        """Self-play's search parameters: :attr:`search` (its noise, temperature, forced
+        playouts, c_puct and tree memory cap, the options of :data:`SEARCH_OPTIONS`) with the
+        ``--search-options`` over the rest, the most visited move after the opening (no LCB, as
+        AlphaGo Zero), no root FPU reduction, and ``changes``.  The games end at two passes and
+        are counted Tromp-Taylor, so a pass after a pass is the end of the game in the trees too
+        (conservative pass off, unless the options turn it on), and a game that ends in the tree
+        is counted as it stands (terminal_judge 0)."""
+        own = {name: getattr(self.search, name) for name in SEARCH_OPTIONS}
+        return dataclasses.replace(self.search, **{"conservative_pass": 0.0, "terminal_judge": 0.0,
+                                                   **searchopts.parse_options(self.search_options), **own,
+                                                   "lcb_z": 0.0, "fpu_reduction_root": 0.0, **changes})
+
+    def gate_search_params(self) -> SearchParams:
+        """Gating's search parameters (the run's checkpoints playing each other): self-play's
+        with ``--gate-temperature`` and neither Dirichlet noise nor forced playouts."""
+        return self.search_params(temperature=self.gate_temperature, noise_epsilon=0.0, forced_playouts_k=0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """The config.json form, keyed as the command line's options (:data:`OPTIONS`): one key
         per field, the rules as ``komi`` and ``rules`` (the preset's name), the play settings as
-        :data:`PLAY_OPTIONS`, the training settings as :data:`TRAIN_OPTIONS` and the gate rule as
+        :data:`PLAY_OPTIONS`, the search as :data:`SEARCH_OPTIONS` (the tree memory cap as text,
+        "" for C's), the training settings as :data:`TRAIN_OPTIONS` and the gate rule as
         :data:`GATE_OPTIONS`."""
         d: dict[str, Any] = {}
         for f in dataclasses.fields(self):
@@ -344,7 +368,7 @@ class RunConfig:
             if isinstance(value, Rules):
                 d["komi"], d["rules"] = value.komi, value.name
             elif "options" in f.metadata:
-                d.update(field_options(value, f.metadata["options"]))
+                d.update(field_options(value, f.metadata["options"], f.metadata.get("texts")))
             else:
                 d[f.name] = value
         return d
@@ -352,14 +376,15 @@ class RunConfig:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "RunConfig":
         """Reads :meth:`to_dict`'s form (unknown keys are ignored, missing ones take the
-        defaults) and older forms (:data:`OLD_KEYS`); ValueError for unknown rules or a bad komi."""
+        defaults) and older forms (:data:`OLD_KEYS`); ValueError for unknown rules, a bad komi
+        or a bad memory size."""
         fields = dataclasses.fields(cls)
         d = dict(d)
         for old, (key, convert) in OLD_KEYS.items():
             if old in d:
                 value = d.pop(old)
                 d.setdefault(key, convert(value))
-        nested = {f.name: fields_from(d, f.metadata["options"], f.default_factory())
+        nested = {f.name: fields_from(d, f.metadata["options"], f.default_factory(), f.metadata.get("texts"))
                   for f in fields if "options" in f.metadata}
         names = {f.name for f in fields} - {"rules"} - set(nested)
         rules = Rules.from_name(d.get("rules", DEFAULT_RULES), d.get("komi", DEFAULT_KOMI))   # its name's inverse
@@ -420,8 +445,9 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
             group.add_argument(flag, dest=f.name, type=str, default=name,
                                help=meta["help"] + f" (default: {f.default.name})")
             continue
-        if "options" in meta:                   # the PlaySettings, TrainSettings and GateRule fields as options
-            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults, meta.get("helps"))
+        if "options" in meta:                   # the PlaySettings, SearchParams, TrainSettings and GateRule fields
+            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults, meta.get("helps"),
+                                meta.get("texts"))
             continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""

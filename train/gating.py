@@ -455,7 +455,8 @@ class GateMatch:
 
 def gate_settings(cfg: RunConfig) -> PlaySettings:
     """Gating's play settings: the run's gating PlaySettings (``cfg.gate_play``), with self-play's
-    visits where it names none, its opening moves and the move cap on the run's board."""
+    visits where it names none, its opening moves and the move cap on the run's board.  Its
+    players search with :meth:`RunConfig.gate_search_params` (no noise, ``--gate-temperature``)."""
     return dataclasses.replace(cfg.gate_play, visits=cfg.gate_play.visits or cfg.play.visits,
                                temperature_moves=cfg.gate_temperature_plies(), max_moves=cfg.move_cap())
 
@@ -485,8 +486,9 @@ def gate_candidate(rd: RunDir, cfg: RunConfig, candidate: tuple[int, Path], *, s
     seeds = np.random.SeedSequence([cfg.seed, candidate[0], 7]).generate_state(2 * cfg.gate_workers)
 
     def make_agents(w: int) -> tuple[Agent, Agent]:
-        return (make_agent(candidate[1], cfg, seed=int(seeds[2 * w]), device=device),
-                make_agent(best[1], cfg, seed=int(seeds[2 * w + 1]), device=device))
+        params = cfg.gate_search_params()
+        return (make_agent(candidate[1], cfg, seed=int(seeds[2 * w]), device=device, params=params),
+                make_agent(best[1], cfg, seed=int(seeds[2 * w + 1]), device=device, params=params))
 
     def on_game(index: int, fg: FinishedGame, counted: bool) -> None:
         if not counted:          # a late or short attempt: the number's own result is written

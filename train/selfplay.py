@@ -4,8 +4,11 @@ soon as the trainer writes it.
 
 - **Batching**: ``parallel_games`` games advance together; each step makes one ``collect_many``
   C call over all their trees, one forward pass of ``batch`` leaves and one ``backup_many``.
-- **Exploration**: Dirichlet noise (epsilon 0.25) at the root of every full search; the first
-  ``temperature_moves`` moves sample visits^(1/T); later moves take the most visited child.
+- **Exploration**: Dirichlet noise (``--noise-epsilon``, 0.25) at the root of every full search;
+  the first ``temperature_moves`` moves sample visits^(1/T) (``--temperature``, 1); later moves
+  take the most visited child.  These are the agent's search parameters
+  (:meth:`train.config.RunConfig.search_params`); the game pool turns them off where a move
+  calls for it.
 - **Targets**: the root visit distribution of each full search is the policy target; with
   playout cap randomisation (``cheap_visits``) the other moves get a cheap search (no noise) and
   are played but not trained on.  The search tree is reused from move to move.
@@ -43,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from engine.nets import weights
-from engine.core import BLACK, WHITE, winrate_of
+from engine.core import BLACK, WHITE, SearchParams, winrate_of
 from engine.nets.loading import load_evaluator
 from train import stage
 from train.config import RunConfig
@@ -148,16 +151,17 @@ def _log_stderr(text: str) -> None:
     print(f"selfplay: {text}", file=sys.stderr, flush=True)
 
 
-def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None) -> Agent:
+def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None,
+               params: SearchParams | None = None) -> Agent:
     """An agent for the checkpoint at ``path``: a TorchEvaluator (random symmetry per
-    evaluation, cache) and self-play search parameters (most visited move after the temperature
-    moves: no LCB, as AlphaGo Zero)."""
+    evaluation, cache) searching with ``params``: self-play passes the run's
+    (:meth:`RunConfig.search_params`); the default is the run's checkpoints playing each other,
+    gating's (:meth:`RunConfig.gate_search_params`: no noise, ``--gate-temperature``)."""
     # Our own checkpoints only (weights.load); the precision measured at a batch of at most 128.
     ev = load_evaluator(path, device, cfg.board_size, cfg.inference_dtype, batch=min(cfg.batch, 128),
                         seed=seed, symmetries="random", cache_size=cfg.cache_size, log=_log_stderr,
                         log_once=True, net=weights.load(path), cuda_graphs=cfg.selfplay_cuda_graphs)
-    params = cfg.search_params(c_puct=cfg.c_puct, lcb_z=0.0, fpu_reduction_root=0.0)
-    return Agent(RunDir.model_id(path), ev, params)
+    return Agent(RunDir.model_id(path), ev, params if params is not None else cfg.gate_search_params())
 
 
 def play_settings(cfg: RunConfig) -> PlaySettings:
@@ -198,7 +202,8 @@ class SelfPlayWorker:
         if latest is None:
             raise FileNotFoundError(f"{rd.models}: no model to play with")
         self.model_step = latest[0]
-        self.agent = make_agent(latest[1], cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
+        self.agent = make_agent(latest[1], cfg, seed=int(self._rng.integers(1 << 31)), device=self.device,
+                                params=cfg.search_params())
         self.pool = GamePool(cfg.parallel_games, self._next_game, batch=cfg.batch,
                              max_leaves_per_search=cfg.max_leaves_per_search, lanes=cfg.selfplay_lanes,
                              search_threads=cfg.selfplay_search_threads, batch_ramp=cfg.batch_ramp)
@@ -265,7 +270,8 @@ class SelfPlayWorker:
         if latest is None or latest[0] <= self.model_step:
             return False
         try:
-            agent = make_agent(latest[1], self.cfg, seed=int(self._rng.integers(1 << 31)), device=self.device)
+            agent = make_agent(latest[1], self.cfg, seed=int(self._rng.integers(1 << 31)), device=self.device,
+                               params=self.cfg.search_params())
         except ValueError as exc:               # a file being replaced: try again later
             print(f"selfplay: cannot load {latest[1]}: {exc}", file=sys.stderr, flush=True)
             return False

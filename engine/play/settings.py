@@ -2,8 +2,9 @@
 
 :data:`DEFAULT_VISITS` and :data:`DEFAULT_RESIGN` are the engine's (``python -m engine``, matches
 and the ladder); :class:`PlaySettings` is how the game pool searches and chooses the moves of one
-game, with self-play's defaults (``train.config.RunConfig`` reads them here) and C's search
-defaults (:class:`engine.core.SearchParams`) where C has them.  Komi and rules travel as one
+game, with self-play's defaults (``train.config.RunConfig`` reads them here); how each player
+searches (noise, temperature, forced playouts) is its :class:`engine.core.SearchParams`, the one
+owner of those knobs.  Komi and rules travel as one
 :class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
 
 A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
@@ -11,7 +12,8 @@ field, with the field's help and type, the command's defaults and wording) and r
 with :func:`play_settings_from`, which also reads a saved config's flat keys
 (:func:`field_options` writes them).  These are :mod:`engine.play.settings_cli`'s general forms
 (:func:`add_field_arguments`, :func:`fields_from`), which build every settings dataclass's
-command line.
+command line, fields given and saved as text (:class:`TextForm`: a memory size such as
+``256M``) included.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.core import SearchParams, winrate_of
-from engine.play.settings_cli import (add_field_arguments, described, field_options,  # noqa: F401 (their old home)
+from engine.core import winrate_of
+from engine.play.settings_cli import (TextForm, add_field_arguments, described, field_options,  # noqa: F401 (their old home)
                                       fields_from)
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
@@ -31,8 +33,6 @@ DEFAULT_RESIGN = 0.05         # the engine's resignation winrate (python -m engi
 # PlaySettings.resign, self-play's calibrated threshold and the game records' threshold in force.
 # C's root values become winrates in one function, engine.core.winrate_of; resign_winrate reads
 # the root value thresholds of older files and options.
-
-_C = SearchParams()           # C's search defaults
 
 
 def default_visits(size: int) -> int:
@@ -56,20 +56,20 @@ def resign_winrate(value: float | None) -> float:
 class PlaySettings:
     """How moves are searched and chosen in one game of the game pool (self-play, gating,
     matches, the ladder): the defaults are self-play's (a training run's ``RunConfig`` takes
-    them from here), and C's (:class:`engine.core.SearchParams`) where C has them.  Each field's
-    ``help`` is its command-line help (:func:`add_play_arguments`)."""
+    them from here).  Each player searches with its own :class:`engine.core.SearchParams`
+    (Dirichlet noise, move temperature, forced playouts); the pool turns its noise and forced
+    playouts off in cheap searches and under the Gumbel root, and its temperature off after
+    ``temperature_moves``.  Each field's ``help`` is its command-line help
+    (:func:`add_play_arguments`)."""
 
     visits: int = described(100, "root visits of a full search (reused subtree included)")
     cheap_visits: int = described(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
                                  "moves get; they are played, not trained on (0: off)")
     full_search_prob: float = described(0.25, "with --cheap-visits: share of moves given a full search")
-    temperature_moves: int | None = described(0, "the first this many moves (plies) sample visits^(1/T); later "
-                                                 "moves take the most visited (None: the caller's default by "
-                                                 "board size, resolved before play: self-play N*N//8, gating N//2)")
-    temperature: float = described(1.0, "T of the opening moves that sample visits^(1/T)")
-    noise_epsilon: float = described(0.25, "weight of Dirichlet noise at the root of full searches (0: off)")
-    noise_alpha: float = described(_C.noise_alpha, "total Dirichlet concentration, spread over the legal moves "
-                                               "(0.03 per move on 19x19, as AlphaGo Zero)")
+    temperature_moves: int | None = described(0, "the first this many moves (plies) sample visits^(1/T) at the "
+                                                 "player's temperature T; later moves take the most visited (None: "
+                                                 "the caller's default by board size, resolved before play: "
+                                                 "self-play N*N//8, gating N//2)")
     resign: float = described(0.0, "resign when the winrate falls below this (0: never)", metavar="WINRATE")
     max_moves: int | None = described(None, "move cap, scored as if passed out "
                                         f"(default {MOVE_CAP_PER_POINT}*N*N)")
@@ -77,12 +77,9 @@ class PlaySettings:
     root: str = described("puct", "root search of self-play: puct (visit counts as the policy target, Dirichlet "
                               "noise, temperature) or gumbel (Gumbel-top-k sampling and sequential halving, "
                               "target softmax(logits + sigma(completed Q)); --visits is then the "
-                              "simulations of a move, and noise and temperature are not used)",
+                              "simulations of a move, and noise, temperature and forced playouts are not used)",
                       choices=("puct", "gumbel"))      # engine.play.rootsearch
     gumbel_considered: int = described(16, "--root gumbel: moves sampled at the root (m)")
-    forced_playouts_k: float = described(_C.forced_playouts_k, "--root puct: KataGo's forced playouts in full "
-                                                           "searches, k of sqrt(k * prior * visits), with "
-                                                           "policy-target pruning (0: off; KataGo uses 2)")
 
     def move_cap(self, size: int) -> int:
         return self.max_moves if self.max_moves is not None else default_move_cap(size)

@@ -38,7 +38,7 @@ import argparse
 import dataclasses
 import typing
 from dataclasses import field
-from typing import Any, Collection, Mapping
+from typing import Any, Callable, Collection, Mapping, NamedTuple
 
 from engine.rules import PRESETS, Rules
 
@@ -90,6 +90,25 @@ def winrate(text: str) -> float:
     return value
 
 
+class TextForm(NamedTuple):
+    """A field given on the command line and saved as text (a memory size: ``256M``):
+    ``parse`` reads the text (ValueError if it is bad), ``format`` writes the value."""
+
+    parse: Callable[[str], Any]
+    format: Callable[[Any], str]
+
+
+def _text_option(form: TextForm) -> Callable[[str], str]:
+    """An argparse ``type`` that keeps the text and makes bad text a usage error."""
+    def check(text: str) -> str:
+        try:
+            form.parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+    return check
+
+
 # -- one field, one option ------------------------------------------------------------------------
 
 def _option_type(f: dataclasses.Field) -> Any:
@@ -125,36 +144,51 @@ def _add_option(group: Any, f: dataclasses.Field, dest: str, value: Any, suppres
 
 def add_field_arguments(group: Any, defaults: Any, options: Mapping[str, str], suppress_defaults: bool = False,
                         helps: Mapping[str, str] | None = None, kw: Mapping[str, Mapping[str, Any]] | None = None,
-                        groups: Any = None) -> None:
+                        groups: Any = None, texts: Mapping[str, TextForm] | None = None) -> None:
     """Adds one ``--OPTION`` per field of the dataclass instance ``defaults`` named in
     ``options`` (field -> option name with underscores, e.g. ``{"forced_playouts_k":
     "forced_playouts"}``; the option's dest), in the dataclass's order, with the field's
     metadata, its type and ``defaults``' value as the default.  ``helps`` (field -> text) words
     a field's help for one command, ``kw`` (field -> argparse keywords) changes its other
     keywords.  With ``suppress_defaults`` an option not given stays absent from the namespace.
-    ``groups`` (:class:`_Groups`) places a field whose ``kw`` names a ``group``."""
+    ``groups`` (:class:`_Groups`) places a field whose ``kw`` names a ``group``.  A field in
+    ``texts`` is given as text in its :class:`TextForm` (its value then stays text in the
+    namespace, as saved)."""
     for f in dataclasses.fields(defaults):
         if f.name not in options:
             continue
         extra = dict((kw or {}).get(f.name, {}))
         where = groups.get(extra.pop("group")) if groups is not None and "group" in extra else group
-        _add_option(where, f, options[f.name], getattr(defaults, f.name), suppress_defaults,
-                    (helps or {}).get(f.name), **extra)
+        value, form = getattr(defaults, f.name), (texts or {}).get(f.name)
+        if form is not None:
+            value, extra["type"] = form.format(value), _text_option(form)
+        _add_option(where, f, options[f.name], value, suppress_defaults, (helps or {}).get(f.name), **extra)
 
 
-def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any) -> Any:
+def fields_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str], base: Any,
+                texts: Mapping[str, TextForm] | None = None) -> Any:
     """The dataclass instance ``base`` with the fields named in ``options`` (as in
     :func:`add_field_arguments`) taken from ``values`` (parsed options or a saved dict, keyed by
-    option name) where it has them."""
+    option name) where it has them, those in ``texts`` parsed from their text; ValueError
+    naming the option for bad text."""
     if isinstance(values, argparse.Namespace):
         values = vars(values)
     changes = {name: values[key] for name, key in options.items() if key in values}
+    for name, form in (texts or {}).items():
+        if name in changes:
+            try:
+                changes[name] = form.parse(changes[name])
+            except ValueError as exc:
+                raise ValueError(f"--{options[name].replace('_', '-')}: {exc}") from None
     return dataclasses.replace(base, **changes)
 
 
-def field_options(obj: Any, options: Mapping[str, str]) -> dict[str, Any]:
-    """The fields named in ``options`` keyed by option name: :func:`fields_from`'s inverse."""
-    return {key: getattr(obj, name) for name, key in options.items()}
+def field_options(obj: Any, options: Mapping[str, str], texts: Mapping[str, TextForm] | None = None) -> dict[str, Any]:
+    """The fields named in ``options`` keyed by option name, those in ``texts`` as text:
+    :func:`fields_from`'s inverse."""
+    forms = texts or {}
+    return {key: forms[name].format(getattr(obj, name)) if name in forms else getattr(obj, name)
+            for name, key in options.items()}
 
 
 # -- a whole dataclass ---------------------------------------------------------------------------
@@ -230,7 +264,7 @@ def add_dataclass_arguments(parser: Any, config: Any, groups: Mapping[str, Any] 
             inner_value = value if value is not _MISSING else inner()
             if "options" in meta:
                 add_field_arguments(group, inner_value, meta["options"], suppress_defaults, meta.get("helps"),
-                                    meta.get("kw"), where)
+                                    meta.get("kw"), where, meta.get("texts"))
             elif meta.get("compose"):
                 add_dataclass_arguments(parser, inner_value, where, (), suppress_defaults)
             continue
@@ -264,7 +298,7 @@ def dataclass_from_args(values: Mapping[str, Any] | argparse.Namespace, config: 
         if inner is not None:
             base = value if value is not _MISSING else inner()
             if "options" in meta:
-                out[f.name] = fields_from(values, meta["options"], base)
+                out[f.name] = fields_from(values, meta["options"], base, meta.get("texts"))
             elif meta.get("compose"):
                 out[f.name] = dataclass_from_args(values, base)
         elif "help" in meta and _option(f) in values:

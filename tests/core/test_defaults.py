@@ -73,7 +73,7 @@ def test_play_defaults_have_one_home():
     from engine.gtp import EngineConfig
     from engine.play.settings import DEFAULT_RESIGN, DEFAULT_VISITS, PlaySettings
     from engine.rules import DEFAULT_KOMI, DEFAULT_RULES
-    from train.config import GATE_OPTIONS, RunConfig
+    from train.config import GATE_OPTIONS, SELFPLAY_SEARCH, RunConfig
     from train.gating import GateRule
     from train.match.inproc import DEFAULT_INPROC_VISITS
     from train.match.ladder import LadderConfig
@@ -81,9 +81,10 @@ def test_play_defaults_have_one_home():
     from train.match.config import GameSettings, MatchConfig, inproc_play
 
     c, play, run = SearchParams(), PlaySettings(), RunConfig()
-    assert (play.noise_alpha, play.forced_playouts_k) == (c.noise_alpha, c.forced_playouts_k)
-    assert (run.play, run.c_puct) == (dataclasses.replace(play, temperature_moves=None), c.c_puct)  # None: N*N//8
+    assert run.play == dataclasses.replace(play, temperature_moves=None)       # None: N*N//8
     assert run.temperature_plies() == 81 // 8 and RunConfig(board_size=5).temperature_plies() == 3
+    assert run.search == SELFPLAY_SEARCH == dataclasses.replace(c, noise_epsilon=0.25, temperature=1.0)   # C's but two
+    assert run.gate_search_params() == run.search_params(temperature=0.5, noise_epsilon=0.0)
     assert run.gate == GateRule()
     assert not {f.name for f in dataclasses.fields(RunConfig)} & set(GATE_OPTIONS.values())   # GateRule's only
     match = MatchConfig((), 2, GameSettings(), "sgf", "r.json")
@@ -152,7 +153,7 @@ def test_a_match_resigns_where_it_did_when_the_pool_took_a_root_value(winrate):
     argv = ["--black", "a", "--white", "b", "--sgf-dir", "sgf", "--size", "9", "--seed", "1", "--visits", "32"]
     config = config_from_args(parser.parse_args([*argv, "--resign", str(winrate)]), parser)
     play = match_play(config)
-    assert (play.visits, play.resign, play.max_moves, play.noise_epsilon) == (32, winrate, 3 * 81, 0.0)
+    assert (play.visits, play.resign, play.max_moves, play.record_policy) == (32, winrate, 3 * 81, False)
     entry = settings_entry(config)                                   # the results file: a winrate, as before
     assert (entry["visits"], entry["resign"]) == (32, winrate) and list(entry)[-2:] == ["visits", "resign"]
     before = (2.0 * winrate - 1.0 + 1.0) / 2.0

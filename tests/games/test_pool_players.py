@@ -18,7 +18,7 @@ from train.games.records import positions, read_npz, replay, to_sgf_bytes, write
 
 FAKES = Path(__file__).resolve().parents[1] / "fake_engines"
 RULES = Rules.preset("chinese", 0.5)
-SETTINGS = PlaySettings(visits=8, noise_epsilon=0.0, max_moves=30, record_policy=False)
+SETTINGS = PlaySettings(visits=8, max_moves=30, record_policy=False)
 
 
 def fake(script: str = "fake_engine.py", *options: str) -> str:

@@ -31,7 +31,7 @@ class PassLover:
 def play(size, komi, visits, evaluator, games=4, resign=0.0):
     rules = Rules.preset("chinese", komi)
     agent = Agent("pass-lover", evaluator)
-    settings = PlaySettings(visits=visits, resign=resign, noise_epsilon=0.0)
+    settings = PlaySettings(visits=visits, resign=resign)
     specs = iter([GameSpec(size, rules, agent, agent, settings, seed=i) for i in range(games)])
     pool = GamePool(min(games, 4), lambda slot: next(specs, None), batch=16)
     finished = []

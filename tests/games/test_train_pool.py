@@ -8,6 +8,7 @@ import pytest
 from engine.core import BLACK, WHITE, Game, Rules, Search, SearchParams, winrate_of
 from engine.nets.evaluator import Evaluation, RandomEvaluator
 from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
+from train.config import SELFPLAY_SEARCH
 from train.games.records import (MoveInfo, build_record, positions, read_npz, read_sgf_moves, replay,
                            to_sgf_bytes, write_npz)
 from train.selfplay import ResignCalibrator
@@ -51,7 +52,7 @@ def games_of(specs):
 
 def test_one_forward_pass_per_evaluator_per_step():
     a, b = Counting(RandomEvaluator(1)), Counting(RandomEvaluator(2))
-    A, B = Agent("net-a", a), Agent("net-b", b)
+    A, B = Agent("net-a", a, SELFPLAY_SEARCH), Agent("net-b", b, SELFPLAY_SEARCH)   # noise, opening temperature
     settings = PlaySettings(visits=16, temperature_moves=4)
     specs = [GameSpec(5, RULES, A if i % 2 == 0 else B, B if i % 2 == 0 else A, settings, seed=i)
              for i in range(6)]
@@ -144,7 +145,7 @@ def test_resignation_and_no_resign_games():
 
 
 def test_playout_cap_randomisation_records_only_full_searches():
-    agent = Agent("m", RandomEvaluator(3))
+    agent = Agent("m", RandomEvaluator(3), SELFPLAY_SEARCH)
     s = PlaySettings(visits=24, cheap_visits=4, full_search_prob=0.3, max_moves=30)
     pool = GamePool(1, games_of([GameSpec(5, RULES, agent, agent, s, seed=5)]), batch=16)
     (fg,) = list(pool.run())
@@ -174,7 +175,7 @@ def test_regenerated_planes_equal_the_search_planes():
 
 
 def test_records_round_trip(tmp_path):
-    agent = Agent("model-0000100", RandomEvaluator(5))
+    agent = Agent("model-0000100", RandomEvaluator(5), SELFPLAY_SEARCH)
     pool = GamePool(1, games_of([GameSpec(5, Rules.preset("tromp-taylor", 7.5), agent, agent,
                                           PlaySettings(visits=8, temperature_moves=3), seed=3)]), batch=8)
     (fg,) = list(pool.run())

@@ -11,6 +11,7 @@ from engine.core import Rules
 from engine.nets.evaluator import TorchEvaluator
 from engine.nets.network import GoNet, NetConfig
 from engine.nets.precision import TOLERANCE, output_diff
+from train.config import SELFPLAY_SEARCH
 from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
 from train.learn.step import Trainer, TrainSettings
 
@@ -62,7 +63,7 @@ def test_batch_size_does_not_change_a_position_beyond_rounding():
 def test_self_play_games_on_cuda_finish_and_count_their_flops():
     net = _net()
     ev = TorchEvaluator(net, device="cuda", symmetries="random", seed=3)
-    agent = Agent("cuda-net", ev)
+    agent = Agent("cuda-net", ev, SELFPLAY_SEARCH)
     settings = PlaySettings(visits=16, temperature_moves=4)
     rules = Rules.preset("chinese", 7.0)
     specs = iter([GameSpec(7, rules, agent, agent, settings, seed=i) for i in range(8)])
@@ -91,7 +92,7 @@ def test_cuda_graphs_give_the_eager_outputs_for_every_batch(dtype):
 def test_two_lanes_with_cuda_graphs_play_self_play_games():
     net = _net()
     ev = TorchEvaluator(net, device="cuda", symmetries="random", seed=3, cuda_graphs=True)
-    agent = Agent("cuda-net", ev)
+    agent = Agent("cuda-net", ev, SELFPLAY_SEARCH)
     settings = PlaySettings(visits=16, temperature_moves=4)
     rules = Rules.preset("chinese", 7.0)
     specs = iter([GameSpec(7, rules, agent, agent, settings, seed=i) for i in range(8)])

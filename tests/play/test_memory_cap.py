@@ -15,17 +15,20 @@ def test_run_config_cap_reaches_selfplay_and_gating_agents(tmp_path):
     path = tmp_path / "model-0000000.pt"
     weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),
                  {"step": 0, "board_sizes": [5]})
-    cfg = RunConfig(board_size=5, max_memory="64M", inference_dtype="fp32").check()
-    agent = make_agent(path, cfg, seed=1, device="cpu")
-    assert agent.params.max_memory == 64 << 20
+    cfg = RunConfig.from_dict({"board_size": 5, "max_memory": "64M", "inference_dtype": "fp32"}).check()
+    assert cfg.to_dict()["max_memory"] == "64M"
+    gating = make_agent(path, cfg, seed=1, device="cpu")
+    selfplay = make_agent(path, cfg, seed=1, device="cpu", params=cfg.search_params())
+    assert gating.params.max_memory == selfplay.params.max_memory == 64 << 20
     default = make_agent(path, RunConfig(board_size=5, inference_dtype="fp32"), seed=1, device="cpu")
     assert default.params.max_memory == SearchParams().max_memory
+    assert RunConfig().to_dict()["max_memory"] == ""                  # C's default, as configs have saved it
 
 
 @pytest.mark.parametrize("bad", ["lots", "0", "1.5G", "-3M"])
 def test_a_bad_cap_is_a_clear_error(bad):
     with pytest.raises(ValueError, match="--max-memory"):
-        RunConfig(max_memory=bad).check()
+        RunConfig.from_dict({"max_memory": bad})
     with pytest.raises(ValueError, match="max_memory"):
         parse_inproc(f"inproc:net.pt:max_memory={bad}")
 

@@ -9,6 +9,7 @@ from engine.core import BLACK, Game, Rules, Search, SearchParams
 from engine.nets.evaluator import Evaluation
 from engine.play.rootsearch import (C_VISIT, GumbelRoot, GumbelSettings, halving_schedule, phase_visits,
                                pruned_visits, puct_scale)
+from train.config import SELFPLAY_SEARCH
 from train.games.pool import Agent, GamePool, GameSpec, PlaySettings
 
 SIZE = 5
@@ -116,7 +117,7 @@ def test_policy_target_is_softmax_of_logits_plus_sigma_completed_q():
 
 def test_gumbel_self_play_game_in_the_pool():
     ev = HandFed(7)
-    agent = Agent("hand", ev)
+    agent = Agent("hand", ev, SELFPLAY_SEARCH)          # its noise and temperature: not used at a Gumbel root
     settings = PlaySettings(visits=16, cheap_visits=4, full_search_prob=0.5, root="gumbel",
                             gumbel_considered=8, max_moves=30)
     specs = iter([GameSpec(SIZE, RULES, agent, agent, settings, seed=s) for s in range(3)])

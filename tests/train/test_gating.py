@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.core import BLACK, WHITE, Rules
+from engine.core import BLACK, WHITE, Rules, SearchParams
 from engine.nets.evaluator import RandomEvaluator
 from train.gating import CONTINUE, PROMOTE, REJECT, VOID, GateCoordinator, GateMatch, GateRule
 from train.games.pool import Agent, PlaySettings
@@ -192,12 +192,12 @@ def test_a_replay_must_outlast_the_attempt_it_stands_in_for_up_to_max_short_time
 # Matches with worker threads (random evaluators: no network needed)
 
 
-SETTINGS = PlaySettings(visits=4, temperature_moves=4, temperature=1.0, noise_epsilon=0.0, max_moves=30,
-                        record_policy=False)
+SETTINGS = PlaySettings(visits=4, temperature_moves=4, max_moves=30, record_policy=False)
+OPENING = SearchParams(temperature=1.0)          # the first 4 moves sampled, no noise
 
 
 def make_agents(w):
-    return Agent("candidate", RandomEvaluator(10 + w)), Agent("best", RandomEvaluator(20 + w))
+    return Agent("candidate", RandomEvaluator(10 + w), OPENING), Agent("best", RandomEvaluator(20 + w), OPENING)
 
 
 def test_match_plays_alternating_colours_and_decides():

@@ -43,15 +43,8 @@ NOT_YET_ONE_OWNER = {
     "parallel": "games at once in a match and in a ladder",
     "progress": "a match's and a ladder's progress lines",
     "referee": "a match's and a ladder's referee engine",
-    # Issue 49, parts still open.
-    "batch_ramp": "one name; the engine (8) and the analysis engine (8) ramp by default, self-play and "
-                  "matches (0) do not",
-    "noise_alpha": "PlaySettings and SearchParams (issue 49 part 3)",
-    "noise_epsilon": "PlaySettings and SearchParams (issue 49 part 3)",
-    "temperature": "PlaySettings and SearchParams (issue 49 part 3)",
-    "forced_playouts_k": "PlaySettings and SearchParams (issue 49 part 3)",
-    "c_puct": "RunConfig's over its SearchParams' (default read from C's)",
-    "max_memory": "RunConfig's text (e.g. 1G) over SearchParams' bytes",
+    "batch_ramp": "one name (--batch-ramp); the engine (8) and the analysis engine (8) ramp by default, "
+                  "self-play and matches (0) do not",
 }
 
 
@@ -86,12 +79,14 @@ def test_the_known_duplicates_are_still_duplicates(name):
 
 
 def test_the_run_composes_its_training_and_gate_settings():
+    from engine.core import SearchParams
     from engine.play.settings import PlaySettings
-    from train.config import GATE_PLAY, GateRule, RunConfig, TrainSettings
+    from train.config import GATE_PLAY, SELFPLAY_SEARCH, GateRule, RunConfig, TrainSettings
 
     run = RunConfig()
     assert run.train == TrainSettings() and run.gate == GateRule() and run.gate_play == GATE_PLAY
     assert isinstance(run.gate_play, PlaySettings) and run.gate_play is not RunConfig().gate_play
+    assert run.search == SELFPLAY_SEARCH and run.search is not RunConfig().search
     names = {f.name for f in dataclasses.fields(RunConfig)}
-    assert not names & {f.name for f in dataclasses.fields(TrainSettings)}
-    assert not names & {f.name for f in dataclasses.fields(GateRule)}
+    for composed in (TrainSettings, GateRule, SearchParams):
+        assert not names & {f.name for f in dataclasses.fields(composed)}, composed

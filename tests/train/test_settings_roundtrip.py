@@ -8,12 +8,14 @@ it, keeps every value, and resumes a run directory that holds it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from engine.core import SearchParams
 from engine.play.settings import PlaySettings, add_play_arguments, field_options, play_settings_from
 from engine.rules import Rules
 from train.config import OLD_KEYS, GateRule, RunConfig
@@ -38,8 +40,10 @@ def test_a_previous_release_config_loads_with_every_value():
                if k in OLD_KEYS and now.get(OLD_KEYS[k][0]) != OLD_KEYS[k][1](v)}
     assert not renamed, f"old keys read differently under their new names: {renamed}"
     assert RunConfig.from_dict(now) == cfg                       # and today's form round-trips
-    assert (cfg.board_size, cfg.rules, cfg.play.visits, cfg.max_memory) == \
-        (5, Rules.preset("tromp-taylor", 5.5), 16, "64M")
+    assert (cfg.board_size, cfg.rules, cfg.play.visits) == (5, Rules.preset("tromp-taylor", 5.5), 16)
+    assert cfg.search == SearchParams(c_puct=1.1, noise_epsilon=0.2, noise_alpha=10.83, temperature=1.0,
+                                      forced_playouts_k=2.0, max_memory=64 << 20)
+    assert cfg.gate_temperature == 0.5
     assert cfg.gate == GateRule(threshold=0.55, max_games=40, elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
     assert cfg.resign_max_winrate == 0.25 and cfg.allow_resign            # saved as resign_cap -0.5, resign
     assert cfg.gate_play.resign == gate_settings(cfg).resign == (-0.8 + 1.0) / 2.0   # saved as a root value
@@ -91,18 +95,43 @@ def test_a_config_with_unknown_rules_or_a_bad_komi_does_not_load():
 
 def test_play_settings_options_are_generated_from_the_fields_and_read_back():
     ap = argparse.ArgumentParser()
-    options = {"visits": "visits", "root": "root", "forced_playouts_k": "forced_playouts", "max_moves": "max_moves"}
+    options = {"visits": "visits", "root": "root", "cheap_visits": "cheap", "max_moves": "max_moves"}
     add_play_arguments(ap, options, PlaySettings(visits=7))
     assert play_settings_from(ap.parse_args([]), options) == PlaySettings(visits=7)
-    ns = ap.parse_args(["--forced-playouts", "1.5", "--root", "gumbel", "--max-moves", "30"])
-    got = play_settings_from(ns, options, base=PlaySettings(temperature=0.5))
-    assert got == PlaySettings(visits=7, root="gumbel", forced_playouts_k=1.5, max_moves=30, temperature=0.5)
-    assert field_options(got, options) == {"visits": 7, "root": "gumbel", "forced_playouts": 1.5, "max_moves": 30}
+    ns = ap.parse_args(["--cheap", "3", "--root", "gumbel", "--max-moves", "30"])
+    got = play_settings_from(ns, options, base=PlaySettings(temperature_moves=5))
+    assert got == PlaySettings(visits=7, root="gumbel", cheap_visits=3, max_moves=30, temperature_moves=5)
+    assert field_options(got, options) == {"visits": 7, "root": "gumbel", "cheap": 3, "max_moves": 30}
     with pytest.raises(SystemExit):
         ap.parse_args(["--root", "mcts"])                                                # the field's choices
     quiet = argparse.ArgumentParser()
     add_play_arguments(quiet, options, suppress_defaults=True)
     assert vars(quiet.parse_args(["--visits", "3"])) == {"visits": 3}
+
+
+def test_the_run_search_options_keep_their_names_and_reach_self_play_and_gating():
+    """--temperature, --noise-epsilon, --noise-alpha, --forced-playouts, --c-puct and --max-memory
+    set the run's search (RunConfig.search, config.json keys as before); gating plays it with
+    --gate-temperature, without noise or forced playouts."""
+    argv = ["--run-dir", "r", "--temperature", "0.8", "--noise-epsilon", "0.3", "--noise-alpha", "5",
+            "--forced-playouts", "2", "--c-puct", "1.5", "--max-memory", "256M", "--gate-temperature", "0.7",
+            "--search-options", "cpuctExploration=0.9,staticScoreUtilityFactor=0.1"]
+    cfg = resolve_config(build_parser().parse_args(argv), build_parser(suppress_defaults=True).parse_args(argv), None)
+    assert cfg.search == SearchParams(temperature=0.8, noise_epsilon=0.3, noise_alpha=5.0, forced_playouts_k=2.0,
+                                      c_puct=1.5, max_memory=256 << 20)
+    saved = cfg.to_dict()
+    assert {k: saved[k] for k in ("temperature", "noise_epsilon", "noise_alpha", "forced_playouts", "c_puct",
+                                  "max_memory", "gate_temperature")} == \
+        {"temperature": 0.8, "noise_epsilon": 0.3, "noise_alpha": 5.0, "forced_playouts": 2.0, "c_puct": 1.5,
+         "max_memory": "256M", "gate_temperature": 0.7}
+    assert RunConfig.from_dict(saved) == cfg
+    own = cfg.search_params()                       # --c-puct wins over the search option's cpuctExploration
+    assert (own.temperature, own.noise_epsilon, own.noise_alpha, own.forced_playouts_k, own.c_puct,
+            own.max_memory, own.static_score_utility, own.lcb_z) == (0.8, 0.3, 5.0, 2.0, 1.5, 256 << 20, 0.1, 0.0)
+    assert cfg.gate_search_params() == dataclasses.replace(own, temperature=0.7, noise_epsilon=0.0,
+                                                           forced_playouts_k=0.0)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--run-dir", "r", "--max-memory", "lots"])    # a usage error
 
 
 def test_a_config_with_old_names_loads():

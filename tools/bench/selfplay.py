@@ -13,6 +13,7 @@ JSON line; figures measured on this project's machine are in docs/results/benchm
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.core import SearchParams, feature_planes
+from engine.core import feature_planes
 from engine.nets.evaluator import TorchEvaluator, resolve_device
 from tools.bench.components import raw_benchmark
 from engine.nets.network import GoNet
@@ -89,7 +90,7 @@ def bench(cfg: RunConfig, seconds: float, device: str | None, threads: int, roun
     graphs = cfg.selfplay_cuda_graphs and resolve_device(device).type == "cuda"
     ev = TorchEvaluator(model, device=device, symmetries="random", seed=cfg.seed, cache_size=cfg.cache_size,
                         cuda_graphs=graphs, **precision)
-    agent = Agent("bench", ev, SearchParams(c_puct=cfg.c_puct, lcb_z=0.0))
+    agent = Agent("bench", ev, dataclasses.replace(cfg.search, lcb_z=0.0))
     settings = play_settings(cfg)
     rules = cfg.rules
     counter = [0]

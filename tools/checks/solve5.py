@@ -88,13 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     model, _meta = load_any(args.weights)
     net = Agent("net", TorchEvaluator(model, symmetries="random", seed=args.seed), SearchParams())
-    settings = PlaySettings(visits=args.visits, noise_epsilon=0.0, max_moves=MOVE_CAP, record_policy=False)
+    settings = PlaySettings(visits=args.visits, max_moves=MOVE_CAP, record_policy=False)
     out: dict = {"weights": args.weights, "visits": args.visits}
 
     def rules(komi: float) -> Rules:
         return Rules.preset("tromp-taylor", komi)
 
-    first = PlaySettings(visits=args.visits, noise_epsilon=0.0, max_moves=1, record_policy=False)
+    first = PlaySettings(visits=args.visits, max_moves=1, record_policy=False)
     opening, selfplay_245, selfplay_255 = play([GameSpec(5, rules(24.5), net, net, first, seed=args.seed),
                                                 GameSpec(5, rules(24.5), net, net, settings, seed=args.seed),
                                                 GameSpec(5, rules(25.5), net, net, settings, seed=args.seed)])

@@ -29,11 +29,14 @@ Each :meth:`GamePool.step`:
    ``lanes=2`` overlaps a lane's forward pass with the other lane's step, ``search_threads``
    splits the C calls over threads).
 
-Per move the runner applies the :class:`PlaySettings`: Dirichlet noise at the root of full
-searches, temperature for the first moves, resignation by the engine's rule
-(:func:`engine.play.movepolicy.should_resign`) below a threshold (unless the game is a no-resign
-game), a move cap, and optional playout cap randomisation (KataGo): most moves get a cheap
-search that is played but not recorded as a policy target.
+An agent searches with its own :class:`engine.core.SearchParams` (``Agent.params``: Dirichlet
+noise at the root, move temperature, forced playouts, ...).  Per move the runner applies the
+game's :class:`PlaySettings`: the agent's noise and forced playouts in full PUCT searches only
+(not in cheap searches nor under the Gumbel root), its temperature for the first
+``temperature_moves`` moves only (later moves take the most visited child), resignation by the
+engine's rule (:func:`engine.play.movepolicy.should_resign`) below a threshold (unless the game
+is a no-resign game), a move cap, and optional playout cap randomisation (KataGo): most moves
+get a cheap search that is played but not recorded as a policy target.
 
 Games in flight are inspectable and controllable per slot: :attr:`GamePool.slots` exposes each
 game, its moves so far (with the model id that chose each move), its agents and trees; a slot can
@@ -239,12 +242,13 @@ class Slot:
         self.search_leaves = 0
         self.gumbel = None
         gumbel = s.root == "gumbel"
-        noise = self.full and s.noise_epsilon > 0 and not gumbel
-        forced = s.forced_playouts_k if self.full and not gumbel else 0.0
         agent = self.agent
         assert isinstance(agent, Agent)
-        params = dataclasses.replace(agent.params, noise_epsilon=s.noise_epsilon if noise else 0.0,
-                                     noise_alpha=s.noise_alpha, forced_playouts_k=forced)
+        own = agent.params                      # noise and forced playouts in full PUCT searches only
+        explore = self.full and not gumbel
+        noise = explore and own.noise_epsilon > 0
+        params = dataclasses.replace(own, noise_epsilon=own.noise_epsilon if noise else 0.0,
+                                     forced_playouts_k=own.forced_playouts_k if explore else 0.0)
         self.tree.set_params(params)
         self._searching = self.tree
         self._seconds = self.spec.limit(self.to_move).seconds
@@ -511,7 +515,7 @@ class GamePool:
         if gumbel is not None and gumbel.move is not None:
             point = gumbel.move
         else:
-            temperature = s.temperature if len(game.moves) < s.temperature_moves else 0.0
+            temperature = agent.params.temperature if len(game.moves) < s.temperature_moves else 0.0
             if temperature != tree.params.temperature:
                 tree.set_params(dataclasses.replace(tree.params, temperature=temperature))
             point = tree.choose()

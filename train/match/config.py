@@ -28,9 +28,11 @@ ENGINES, GAMES, LIMITS, COUNTING, RECORDS = ("engines (a GTP command line, or in
 def inproc_play(visits: int = DEFAULT_INPROC_VISITS, resign: float = DEFAULT_RESIGN,
                 max_moves: int | None = None) -> PlaySettings:
     """How a match's in-process engines search and play: ``visits`` (when their spec has no
-    visits=), resignation below the winrate ``resign`` (0: never), no noise, no policy targets;
-    ``max_moves`` is the match's move cap (None: :attr:`GameSettings.move_cap`'s 3 * size**2)."""
-    return PlaySettings(visits=visits, resign=resign, noise_epsilon=0.0, record_policy=False, max_moves=max_moves)
+    visits=), resignation below the winrate ``resign`` (0: never), no policy targets;
+    ``max_moves`` is the match's move cap (None: :attr:`GameSettings.move_cap`'s 3 * size**2).
+    Their search is their spec's (:meth:`train.match.inproc.InProcessSpec.search_params`: no
+    noise)."""
+    return PlaySettings(visits=visits, resign=resign, record_policy=False, max_moves=max_moves)
 
 
 def parse_sprt(text: str) -> tuple[float, float]:

@@ -127,10 +127,10 @@ def play_game(black: Player, white: Player, settings: GameSettings, opening: Seq
     """One game in a one-slot pool, counted by ``referee`` when given (see
     :func:`train.match.referee.count_record`); returns its record.  Both players get the handicap and
     ``opening`` (colours alternating, White first after a handicap); ``settings.move_time_limit``
-    is each colour's limit.  ``play`` (default: no noise, no resignation, no policy targets)
-    sets how agents search.  ValueError for an illegal opening; the players are not closed."""
+    is each colour's limit.  ``play`` (default: no resignation, no policy targets)
+    sets how agents search and play (their own search parameters apart).  ValueError for an illegal opening; the players are not closed."""
     limit = MoveLimit(seconds=settings.move_time_limit)
-    play = play or PlaySettings(noise_epsilon=0.0, max_moves=settings.move_cap, record_policy=False)
+    play = play or PlaySettings(max_moves=settings.move_cap, record_policy=False)
     specs = [GameSpec(settings.size, settings.rules, black, white, play, seed=seed, handicap=settings.handicap,
                       opening=tuple(opening), black_limit=limit, white_limit=limit)]
     (game,) = GamePool(1, lambda slot: specs.pop() if specs else None).run()
