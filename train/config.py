@@ -447,7 +447,7 @@ def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = Fal
             continue
         if "options" in meta:                   # the PlaySettings, SearchParams, TrainSettings and GateRule fields
             add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults, meta.get("helps"),
-                                meta.get("texts"))
+                                texts=meta.get("texts"))
             continue
         default = argparse.SUPPRESS if suppress_defaults else f.default
         shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
