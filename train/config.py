@@ -28,8 +28,9 @@ from engine.play import searchopts
 from engine.core import SearchParams
 from engine.nets.netconfig import NetConfig
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import (PlaySettings, TextForm, add_field_arguments, described as _opt, field_options,
-                                  fields_from, resign_winrate)
+from engine.play.settings import (PlaySettings, TextForm, described as _opt, field_options, fields_from,
+                                  resign_winrate)
+from engine.play.settings_cli import add_dataclass_arguments
 from engine.rules import AREA_PRESETS, DEFAULT_KOMI, DEFAULT_RULES, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 
@@ -168,7 +169,7 @@ class RunConfig:
                                               "generation, as many steps per game as async)")
     board_size: int = _opt(9, "board size (2..19)")
     rules: Rules = _opt(Rules.default(), "rules preset: chinese (simple ko, no "
-                        "suicide) or tromp-taylor", komi_help="komi")   # saved and given as komi, rules
+                        "suicide) or tromp-taylor", komi_help="komi", choices=None)   # saved and given as komi, rules (aliases too)
     # the network
     net: NetConfig = field(default_factory=NetConfig, metadata={"options": NET_OPTIONS, "helps": NET_HELPS})
     # (a new network's architecture: NetConfig's defaults, given as --blocks, --filters, --feature-set)
@@ -415,48 +416,19 @@ def parse_lr_drops(text: str) -> list[tuple[int, float]]:
     return sorted(out)
 
 
-def _type_of(f: dataclasses.Field) -> Any:
-    t = str(f.type)
-    if t.startswith("int"):
-        return int
-    if t.startswith("float"):
-        return float
-    return str
-
-
 #: The first field of each section of RunConfig, and the section's title in --help.
 SECTIONS = {"mode": "what is played", "net": "the network", "play": "self-play",
             "window": "training", "gate": "gating (--mode agz)", "seed": "machine and seed"}
 
 
 def add_arguments(parser: argparse.ArgumentParser, suppress_defaults: bool = False) -> None:
-    """Adds one ``--option`` per RunConfig field.  With ``suppress_defaults`` options not given
-    stay absent from the namespace (to tell which were given explicitly)."""
-    group = parser.add_argument_group("run settings (saved in RUN_DIR/config.json)")
-    for f in dataclasses.fields(RunConfig):
-        if f.name in SECTIONS:                   # RunConfig's sections, one help group each
-            group = parser.add_argument_group(f"run settings: {SECTIONS[f.name]} (saved in RUN_DIR/config.json)")
-        flag = "--" + f.name.replace("_", "-")
-        meta = f.metadata
-        if f.type in (Rules, "Rules"):          # two options, as saved: --komi and --rules (a preset)
-            komi, name = (argparse.SUPPRESS,) * 2 if suppress_defaults else (f.default.komi, f.default.name)
-            group.add_argument("--komi", dest="komi", type=float, default=komi,
-                               help=meta["komi_help"] + f" (default: {f.default.komi})")
-            group.add_argument(flag, dest=f.name, type=str, default=name,
-                               help=meta["help"] + f" (default: {f.default.name})")
-            continue
-        if "options" in meta:                   # the PlaySettings, SearchParams, TrainSettings and GateRule fields
-            add_field_arguments(group, f.default_factory(), meta["options"], suppress_defaults, meta.get("helps"),
-                                texts=meta.get("texts"))
-            continue
-        default = argparse.SUPPRESS if suppress_defaults else f.default
-        shown = f" (default: {f.default})" if f.default not in (None, "") and not isinstance(f.default, bool) else ""
-        if f.type in (bool, "bool"):
-            group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default,
-                               help=meta["help"] + f" (default: {'on' if f.default else 'off'})")
-        else:
-            group.add_argument(flag, dest=f.name, type=_type_of(f), default=default,
-                               choices=meta.get("choices"), help=meta["help"] + shown)
+    """Adds one ``--option`` per RunConfig setting (:func:`engine.play.settings_cli.add_dataclass_arguments`:
+    its fields, its composed settings' options and the rules as ``--komi`` and ``--rules``), in
+    the sections of :data:`SECTIONS`, and the older names still read.  With ``suppress_defaults``
+    options not given stay absent from the namespace (to tell which were given explicitly)."""
+    add_dataclass_arguments(parser, RunConfig, suppress_defaults=suppress_defaults,
+                            sections={name: f"run settings: {title} (saved in RUN_DIR/config.json)"
+                                      for name, title in SECTIONS.items()})
     old = parser.add_argument_group("older names of run settings (still read)")
     old.add_argument("--leaf-ramp", dest="batch_ramp", type=int, default=argparse.SUPPRESS, metavar="VISITS",
                      help="the former name of --batch-ramp")

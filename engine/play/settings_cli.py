@@ -131,9 +131,12 @@ def _add_option(group: Any, f: dataclasses.Field, dest: str, value: Any, suppres
         if kind == "negated":
             group.add_argument("--no-" + dest.replace("_", "-"), dest=dest, action="store_false",
                                default=default, help=text)
+        elif kind == "switch":
+            group.add_argument(flag, dest=dest, default=default, help=text, action="store_true")
         else:
-            group.add_argument(flag, dest=dest, default=default, help=text,
-                               action="store_true" if kind == "switch" else argparse.BooleanOptionalAction)
+            shown = "" if "default" in text or not isinstance(value, bool) else f" (default: {'on' if value else 'off'})"
+            group.add_argument(flag, dest=dest, default=default, help=text + shown,
+                               action=argparse.BooleanOptionalAction)
         return
     extra = {k: meta[k] for k in ("nargs", "required") if k in meta}
     if extra.get("required"):
@@ -234,18 +237,23 @@ def _option(f: dataclasses.Field) -> str:
 
 
 def add_dataclass_arguments(parser: Any, config: Any, groups: Mapping[str, Any] | None = None,
-                            exclude: Collection[str] = (), suppress_defaults: bool = False) -> None:
+                            exclude: Collection[str] = (), suppress_defaults: bool = False,
+                            sections: Mapping[str, str] | None = None) -> None:
     """Adds the options of the dataclass ``config`` (a class, or an instance whose values are the
     defaults) to ``parser``: one per described field, composed dataclasses' included (this
     module's docstring), in field order, each in the group its metadata names (``groups``:
     title -> an argument group already made; others are made on ``parser``).  Fields named in
-    ``exclude`` are left out (options another config on the same command line already gives)."""
+    ``exclude`` are left out (options another config on the same command line already gives).
+    ``sections`` (field -> group title) opens a group at a field for it and the fields after it
+    that name no group of their own (a long config's sections in ``--help``)."""
     where = groups if isinstance(groups, _Groups) else _Groups(parser, groups)
+    section = None
     for f in dataclasses.fields(config):
+        section = (sections or {}).get(f.name, section)
         if f.name in exclude:
             continue
         meta, value = f.metadata, _default(config, f)
-        group = where.get(meta.get("group"))
+        group = where.get(meta.get("group", section))
         if _is_rules(config, f):
             if "komi_help" not in meta:
                 continue

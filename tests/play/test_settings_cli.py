@@ -34,7 +34,8 @@ def described_options(config) -> list[tuple[str, str, object]]:
             for name, dest in meta["options"].items():
                 help = meta.get("helps", {}).get(name) or next(g.metadata["help"] for g in dataclasses.fields(value)
                                                                if g.name == name)
-                out.append((dest, help, getattr(value, name)))
+                form = meta.get("texts", {}).get(name)
+                out.append((dest, help, getattr(value, name) if form is None else form.format(getattr(value, name))))
         elif meta.get("compose"):
             cls = config if isinstance(config, type) else type(config)
             inner = value if value is not _MISSING else typing.get_type_hints(cls)[f.name]()
@@ -74,13 +75,21 @@ def _ray():
     return parser, RayOptions, [], ()
 
 
-CONFIGS = {"engine": _engine, "analysis": _analysis, "match": _match, "ladder": _ladder, "ray": _ray}
+def _run():
+    from train.config import RunConfig
+    from train.loop import build_parser
+    return build_parser(), RunConfig, ["--run-dir", "r"], ()
+
+
+CONFIGS = {"engine": _engine, "analysis": _analysis, "match": _match, "ladder": _ladder, "ray": _ray, "run": _run}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_every_described_field_is_an_option_with_its_help_and_default(name):
     parser, config, argv, exclude = CONFIGS[name]()
-    actions = {a.dest: a for a in parser._actions}
+    actions: dict = {}
+    for a in parser._actions:
+        actions.setdefault(a.dest, a)          # the option itself, not an older name of it
     parsed = vars(parser.parse_args(argv))
     options = [o for o in described_options(config) if o[0] not in exclude]
     assert len(options) >= 3
@@ -90,6 +99,18 @@ def test_every_described_field_is_an_option_with_its_help_and_default(name):
         if not actions[dest].required:
             got = parsed[dest]
             assert (tuple(got) if isinstance(got, list) else got) == default, dest
+
+
+def test_a_runs_options_read_back_into_its_config():
+    from train.config import RunConfig, from_namespace
+    from train.loop import build_parser
+
+    parser = build_parser()
+    assert from_namespace(parser.parse_args(["--run-dir", "r"])) == RunConfig()
+    cfg = from_namespace(parser.parse_args(["--run-dir", "r", "--max-memory", "64M", "--no-allow-resign",
+                                            "--blocks", "2", "--gate-temperature", "0.3", "--rules", "cn"]))
+    assert (cfg.search.max_memory, cfg.allow_resign, cfg.net.blocks, cfg.gate_temperature, cfg.rules.name) == \
+        (64 << 20, False, 2, 0.3, "chinese")
 
 
 def test_the_engines_options_read_back_into_its_config():
