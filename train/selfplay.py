@@ -151,17 +151,16 @@ def _log_stderr(text: str) -> None:
     print(f"selfplay: {text}", file=sys.stderr, flush=True)
 
 
-def make_agent(path, cfg: RunConfig, seed: int, device: str | None = None,
-               params: SearchParams | None = None) -> Agent:
+def make_agent(path, cfg: RunConfig, seed: int, *, params: SearchParams, device: str | None = None) -> Agent:
     """An agent for the checkpoint at ``path``: a TorchEvaluator (random symmetry per
-    evaluation, cache) searching with ``params``: self-play passes the run's
-    (:meth:`RunConfig.search_params`); the default is the run's checkpoints playing each other,
-    gating's (:meth:`RunConfig.gate_search_params`: no noise, ``--gate-temperature``)."""
+    evaluation, cache) searching with ``params``: self-play's (:meth:`RunConfig.search_params`),
+    or, where the run's checkpoints play each other, gating's
+    (:meth:`RunConfig.gate_search_params`: no noise, ``--gate-temperature``)."""
     # Our own checkpoints only (weights.load); the precision measured at a batch of at most 128.
     ev = load_evaluator(path, device, cfg.board_size, cfg.inference_dtype, batch=min(cfg.batch, 128),
                         seed=seed, symmetries="random", cache_size=cfg.cache_size, log=_log_stderr,
                         log_once=True, net=weights.load(path), cuda_graphs=cfg.selfplay_cuda_graphs)
-    return Agent(RunDir.model_id(path), ev, params if params is not None else cfg.gate_search_params())
+    return Agent(RunDir.model_id(path), ev, params)
 
 
 def play_settings(cfg: RunConfig) -> PlaySettings:

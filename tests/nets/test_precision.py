@@ -198,10 +198,10 @@ def test_selfplay_auto_dtype_uses_the_measured_choice(tmp_path, monkeypatch):
     weights.save(path, weights.new_model(NetConfig(blocks=1, filters=8), seed=1),
                  {"board_sizes": [9], "step": 0, "parent": None})
     cfg = RunConfig(board_size=9)
-    agent = make_agent(path, cfg, seed=1, device="cpu")
+    agent = make_agent(path, cfg, seed=1, device="cpu", params=cfg.search_params())
     assert agent.evaluator.dtype == torch.bfloat16
     cfg = RunConfig(board_size=9, inference_dtype="fp32")
-    assert make_agent(path, cfg, seed=1, device="cpu").evaluator.dtype == torch.float32
+    assert make_agent(path, cfg, seed=1, device="cpu", params=cfg.search_params()).evaluator.dtype == torch.float32
 
 
 def test_noise_does_not_flip_the_default(net, tmp_path):

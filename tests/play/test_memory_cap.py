@@ -17,10 +17,11 @@ def test_run_config_cap_reaches_selfplay_and_gating_agents(tmp_path):
                  {"step": 0, "board_sizes": [5]})
     cfg = RunConfig.from_dict({"board_size": 5, "max_memory": "64M", "inference_dtype": "fp32"}).check()
     assert cfg.to_dict()["max_memory"] == "64M"
-    gating = make_agent(path, cfg, seed=1, device="cpu")
+    gating = make_agent(path, cfg, seed=1, device="cpu", params=cfg.gate_search_params())
     selfplay = make_agent(path, cfg, seed=1, device="cpu", params=cfg.search_params())
     assert gating.params.max_memory == selfplay.params.max_memory == 64 << 20
-    default = make_agent(path, RunConfig(board_size=5, inference_dtype="fp32"), seed=1, device="cpu")
+    run = RunConfig(board_size=5, inference_dtype="fp32")
+    default = make_agent(path, run, seed=1, device="cpu", params=run.gate_search_params())
     assert default.params.max_memory == SearchParams().max_memory
     assert RunConfig().to_dict()["max_memory"] == ""                  # C's default, as configs have saved it
 

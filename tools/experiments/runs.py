@@ -36,7 +36,9 @@ def round_robin(players: dict[str, Path], cfg: RunConfig, games_per_pair: int, v
     step); returns [(black, white, Black's score)]."""
 
     device = cfg.gate_device or cfg.device
-    agents = {name: make_agent(path, cfg, seed=seed + i, device=device) for i, (name, path) in enumerate(players.items())}
+    params = cfg.gate_search_params()          # checkpoints playing each other: gating's search
+    agents = {name: make_agent(path, cfg, seed=seed + i, device=device, params=params)
+              for i, (name, path) in enumerate(players.items())}
     for name, agent in agents.items():
         agent.model_id = name                 # SGF-free: the label is the player's name
     settings = gate_settings(cfg)

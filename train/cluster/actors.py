@@ -176,7 +176,8 @@ class GateActor:
         for msg, data, seed in ((cand, cand_data, agent_seeds[0]), (best, best_data, agent_seeds[1])):
             path = rd.model_path(msg.step)
             atomic_write(path, lambda f, d=data: f.write(d))
-            agents.append(make_agent(path, c, seed=int(seed), device=c.gate_device or c.device))
+            agents.append(make_agent(path, c, seed=int(seed), device=c.gate_device or c.device,
+                                      params=c.gate_search_params()))
         self.candidate, self.best = agents
         self.match = GateMatch(lambda w: (self.candidate, self.best), c.gate, c.board_size,
                                c.rules, gate_settings(c), workers=1, slots=slots,
