@@ -51,6 +51,7 @@ def test_choose_checkpoints_keeps_first_and_newest(tmp_path):
     assert steps == [0, 400, 800, 1000]
 
 
+@pytest.mark.slow          # a ladder run: matches between checkpoints and the plot
 def test_tiny_ladder_run_rates_checkpoints_and_draws_the_png(tmp_path):
     rd = make_run(tmp_path)
     # a run continued from another net: its cost from zero is added to this run's own

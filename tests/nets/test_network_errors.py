@@ -60,6 +60,7 @@ def test_gtp_answers_a_non_finite_network_with_an_error_and_goes_on():
     assert ok
 
 
+@pytest.mark.slow          # the engine's process, loading a net it refuses
 def test_engine_refuses_to_play_with_such_a_net(tmp_path):
     """The identification commands are answered while the net loads (docs/startup.md); the
     first command that needs the net gets the load's failure as a GTP error, and the engine

@@ -225,6 +225,7 @@ def test_loop_trains_on_two_processes_and_resumes(tmp_path):
     assert rd.list_models()[-1][0] == 12 and rd.read_metrics("trainer-rank")[-1]["step"] == 12
 
 
+@pytest.mark.slow          # the data-parallel trainer's processes
 def test_trainer_rejects_a_device_count_that_does_not_divide_the_batch(tmp_path):
     root = tmp_path / "run"
     r = run_loop(["--run-dir", str(root), "--budget", "1g", "--train-devices", "3", *TINY], timeout=180)
@@ -243,6 +244,7 @@ def test_bench_reports_both_process_counts(capsys):
     assert one["allreduce_ms"] is None and one["speedup"] == 1.0
 
 
+@pytest.mark.slow          # the data-parallel trainer's processes
 def test_a_rank_that_cannot_start_is_reported_not_waited_for(tmp_path):
     from train.learn import ddp
     spec = {"run_dir": str(tmp_path), "model_path": str(tmp_path / "missing.pt"), "step": 0,

@@ -19,6 +19,7 @@ from tools.checks.gtp_fuzz import ROOT, check_replies, random_lines, run_engine
 LINES = 3000
 
 
+@pytest.mark.slow          # a fuzz run against the engine's process
 @pytest.mark.parametrize("seed", [1, 2])
 def test_random_lines_get_exactly_one_reply_each(tmp_path, seed):
     lines = random_lines(seed, LINES // 2)
@@ -36,6 +37,7 @@ def test_the_checker_catches_a_missing_and_a_wrong_reply():
     assert check_replies(lines, "=1 goengine\n\n=3 1.0\n\n=\n\n") != []
 
 
+@pytest.mark.slow          # a fuzz run against the engine's process
 def test_fuzz_command_reports_a_json_line(tmp_path, monkeypatch, capsys):
     from tools.checks import gtp_fuzz
     monkeypatch.chdir(tmp_path)
