@@ -184,7 +184,9 @@ def test_engine_prints_the_choice_and_honours_precision(net, tmp_path, monkeypat
     args.precision = "auto"
     ev = cli.make_evaluator_factory(args, lines.append)(9)
     assert ev.dtype == torch.float32 and not ev.channels_last
-    assert lines[-1].startswith("precision: fp32-nchw for now")     # the engine's quick probe
+    # The engine's quick probe, said first: the background measurement it starts may already
+    # have said "precision: measuring ..." after it.
+    assert lines[0].startswith("precision: fp32-nchw for now"), lines
 
 
 def test_selfplay_auto_dtype_uses_the_measured_choice(tmp_path, monkeypatch):
