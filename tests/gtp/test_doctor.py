@@ -31,6 +31,7 @@ def test_no_shipped_net_fails(tmp_path):
     assert failed and "no network" in failed[0] and "9x9" in failed[0]
 
 
+@pytest.mark.slow          # engine doctor's process, starting the engine as the GUIs do
 def test_a_working_setup_passes_with_the_gui_command_lines(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     net = tmp_path / "tiny.pt"
@@ -46,6 +47,7 @@ def test_a_working_setup_passes_with_the_gui_command_lines(tmp_path, monkeypatch
     assert text.splitlines()[-1].startswith("All checks passed")
 
 
+@pytest.mark.slow          # engine doctor's process, starting the engine as the GUIs do
 def test_without_the_c_core_it_exits_non_zero_naming_it(tmp_path):
     hide = ("import sys; sys.modules['engine._core'] = None; from engine.__main__ import main; "
             "sys.exit(main(sys.argv[1:]))")

@@ -103,6 +103,7 @@ def test_a_round_that_overlapped_the_engines_work_is_taken_again(tiny):
     assert state["rounds"] == 3 and record["rate"] == 5.0
 
 
+@pytest.mark.slow          # the engine's process from its start (torch loaded, precision probed)
 def test_the_engine_switches_to_the_measured_precision(tiny, tmp_path):
     model, _ = weights_mod.load_any(tiny)
     from engine.nets.evaluator import TorchEvaluator
@@ -222,6 +223,7 @@ def test_a_missing_net_is_one_line_and_exit_status_2(tmp_path):
     assert "nope.pt not found" in line and "--weights" in line
 
 
+@pytest.mark.slow          # the engine's process from its start (torch loaded, precision probed)
 def test_a_corrupt_net_answers_the_first_command_that_needs_it_and_exits(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"PK\x03\x04 this is not a network" * 10)
@@ -241,6 +243,7 @@ def test_a_c_core_that_does_not_load_is_one_line(tmp_path):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.slow          # the engine's process from its start (torch loaded, precision probed)
 def test_a_cuda_error_at_start_is_one_line(tiny, tmp_path):
     r = run_engine(["--weights", str(tiny), "--size", "5", "--device", "cuda"], "name\ngenmove b\n", tmp_path)
     assert r.returncode == 1
@@ -249,6 +252,7 @@ def test_a_cuda_error_at_start_is_one_line(tiny, tmp_path):
     assert r.stdout.startswith("= goengine\n\n? error: CUDA")
 
 
+@pytest.mark.slow          # the engine's process from its start (torch loaded, precision probed)
 def test_uniform_weights_play_at_once_without_torch_work(tmp_path):
     r = run_engine(["--weights", "uniform", "--size", "9", "--visits", "8", "--seed", "1", "--threads", "1"],
                    "name\ngenmove b\nquit\n", tmp_path)
