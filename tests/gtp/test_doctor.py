@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.cli import doctor
 from engine.nets import weights as weights_mod
 from engine.nets.network import NetConfig
