@@ -172,7 +172,8 @@ def write_up(exp: Experiment, summary: dict[str, Any], command: str, where: Path
     lines += ["", "## The answer so far", ""]
     if not summary["look"]:
         lines.append(f"**None yet.**  The analysis is pre-registered at {LOOKS[0]} seeds per design, and "
-                     f"{len(summary['seeds_complete'])} are complete.  The figures above are interim and declare "
+                     f"{len(summary['seeds_complete'])} {'is' if len(summary['seeds_complete']) == 1 else 'are'} "
+                     "complete.  The figures above are interim and declare "
                      "nothing.")
     else:
         for c in summary["contrasts"]:
