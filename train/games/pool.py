@@ -49,7 +49,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import numpy as np
