@@ -28,9 +28,8 @@ from engine.play import searchopts
 from engine.core import SearchParams
 from engine.nets.netconfig import NetConfig
 from engine.play.memory import format_memory, parse_memory
-from engine.play.settings import (PlaySettings, TextForm, described as _opt, field_options, fields_from,
-                                  resign_winrate)
-from engine.play.settings_cli import add_dataclass_arguments
+from engine.play.settings import PlaySettings, resign_winrate
+from engine.play.settings_cli import TextForm, add_dataclass_arguments, described as _opt, field_options, fields_from
 from engine.rules import AREA_PRESETS, DEFAULT_KOMI, DEFAULT_RULES, Rules
 from train.match.stats import SPRT_ALPHA, SPRT_BETA, SPRT_ELO0, SPRT_ELO1, SprtResult, sprt
 

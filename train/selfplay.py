@@ -84,38 +84,24 @@ class ResignCalibrator:
     def rates(self, threshold: float) -> tuple[float, float, int]:
         """At ``threshold``: (share of no-resign games where the eventual winner fell below it,
         share of would-be resignations that were false, would-be resignations)."""
-        winner_below = 0
-        resigns = 0
-        false = 0
-        for winrates, colors, winner, _ in self.games:
-            below = winrates < threshold
-            if winner in (BLACK, WHITE):
-                winner_below += bool(below[colors == winner].any())
-            else:
-                winner_below += bool(below.any())      # in a draw any resignation is wrong
-            first = np.flatnonzero(below)
-            if len(first):
-                resigns += 1
-                false += int(colors[first[0]]) == winner or winner not in (BLACK, WHITE)
-        n = max(1, len(self.games))
-        return winner_below / n, (false / resigns if resigns else 0.0), resigns
+        winner_below, false, resigns = self.rates_at(np.array([threshold]))
+        return float(winner_below[0]), float(false[0]), int(resigns[0])
 
-    def grid_rates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`rates` at every threshold of the grid at once: (share of games whose winner
-        fell below, share of false resignations, resignations), one entry per grid point.  A
-        game's running minimum says who would have resigned first at every threshold."""
-        grid = self.grid
-        winner_below = np.zeros(len(grid))
-        resigns = np.zeros(len(grid))
-        false = np.zeros(len(grid))
+    def rates_at(self, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`rates` at every one of ``thresholds`` at once, one pass per game: (share of
+        games whose winner fell below, share of false resignations, resignations), an entry
+        per threshold.  A game's running minimum says who would have resigned first at each."""
+        winner_below = np.zeros(len(thresholds))
+        resigns = np.zeros(len(thresholds))
+        false = np.zeros(len(thresholds))
         for winrates, colors, winner, _ in self.games:
             if not len(winrates):
                 continue                                  # no move: nobody fell below anything
             decided = winner in (BLACK, WHITE)
             lowest = winrates[colors == winner].min(initial=np.inf) if decided else winrates.min(initial=np.inf)
-            winner_below += lowest < grid
+            winner_below += lowest < thresholds
             running_min = np.minimum.accumulate(winrates)
-            first = np.searchsorted(-running_min, -grid, side="right")    # first move below each threshold
+            first = np.searchsorted(-running_min, -thresholds, side="right")   # first move below each
             resigned = first < len(winrates)
             resigns += resigned
             if decided:
@@ -123,13 +109,13 @@ class ResignCalibrator:
             else:
                 false += resigned                                           # in a draw any resignation is wrong
         n = max(1, len(self.games))
-        return winner_below / n, np.divide(false, resigns, out=np.zeros(len(grid)), where=resigns > 0), resigns
+        return winner_below / n, np.divide(false, resigns, out=np.zeros(len(thresholds)), where=resigns > 0), resigns
 
     def calibrate(self) -> None:
         if len(self.games) < self.min_games:
             self.threshold = None
             return
-        fp_games, fp_resigns, _ = self.grid_rates()
+        fp_games, fp_resigns, _ = self.rates_at(self.grid)
         ok = np.flatnonzero((fp_games <= self.fp_target) & (fp_resigns <= self.fp_target))
         self.threshold = float(self.grid[ok[-1]]) if len(ok) else None
 

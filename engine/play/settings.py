@@ -7,24 +7,19 @@ searches (noise, temperature, forced playouts) is its :class:`engine.core.Search
 owner of those knobs.  Komi and rules travel as one
 :class:`engine.rules.Rules` value, whose defaults are :mod:`engine.rules`'s.
 
-A command line gives a config's PlaySettings through :func:`add_play_arguments` (one option per
-field, with the field's help and type, the command's defaults and wording) and reads it back
-with :func:`play_settings_from`, which also reads a saved config's flat keys
-(:func:`field_options` writes them).  These are :mod:`engine.play.settings_cli`'s general forms
-(:func:`add_field_arguments`, :func:`fields_from`), which build every settings dataclass's
-command line, fields given and saved as text (:class:`TextForm`: a memory size such as
-``256M``) included.
+Each field carries its command-line help (:func:`engine.play.settings_cli.described`): a
+command gives the fields it names as options and reads them back, and a saved config's flat keys,
+through :mod:`engine.play.settings_cli` (:func:`~engine.play.settings_cli.add_field_arguments`,
+:func:`~engine.play.settings_cli.fields_from`, :func:`~engine.play.settings_cli.field_options`),
+which builds every settings dataclass's command line.
 """
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
 
 from engine.core import winrate_of
-from engine.play.settings_cli import (TextForm, add_field_arguments, described, field_options,  # noqa: F401 (their old home)
-                                      fields_from)
+from engine.play.settings_cli import described
 from engine.rules import MOVE_CAP_PER_POINT, move_cap as default_move_cap
 
 DEFAULT_VISITS = 400          # per move on 19x19 when neither visits, playouts nor time are set
@@ -60,7 +55,7 @@ class PlaySettings:
     (Dirichlet noise, move temperature, forced playouts); the pool turns its noise and forced
     playouts off in cheap searches and under the Gumbel root, and its temperature off after
     ``temperature_moves``.  Each field's ``help`` is its command-line help
-    (:func:`add_play_arguments`)."""
+    (:mod:`engine.play.settings_cli`)."""
 
     visits: int = described(100, "root visits of a full search (reused subtree included)")
     cheap_visits: int = described(0, "playout cap randomisation (KataGo): visits of the cheap searches that most "
@@ -83,18 +78,3 @@ class PlaySettings:
 
     def move_cap(self, size: int) -> int:
         return self.max_moves if self.max_moves is not None else default_move_cap(size)
-
-
-def add_play_arguments(group: Any, options: Mapping[str, str], defaults: PlaySettings | None = None,
-                       suppress_defaults: bool = False, helps: Mapping[str, str] | None = None) -> None:
-    """:func:`add_field_arguments` for :class:`PlaySettings`: a command's options for the
-    fields named in ``options``, with ``defaults`` (default: PlaySettings()) as its defaults
-    and ``helps`` as its wording where it has one."""
-    add_field_arguments(group, defaults or PlaySettings(), options, suppress_defaults, helps)
-
-
-def play_settings_from(values: Mapping[str, Any] | argparse.Namespace, options: Mapping[str, str],
-                       base: PlaySettings | None = None) -> PlaySettings:
-    """:func:`fields_from` for :class:`PlaySettings` (default ``base``: PlaySettings())."""
-    return fields_from(values, options, base or PlaySettings())
-

@@ -205,9 +205,25 @@ def _no_resign_record(values, colors, winner, threshold=math.nan):
     return r
 
 
+def rates_one_at_a_time(cal, threshold):
+    """The calibration's rates at one threshold, game by game and move by move: the oracle."""
+    winner_below = resigns = false = 0
+    for winrates, colors, winner, _ in cal.games:
+        below = winrates < threshold
+        if winner in (BLACK, WHITE):
+            winner_below += bool(below[colors == winner].any())
+        else:
+            winner_below += bool(below.any())
+        first = np.flatnonzero(below)
+        if len(first):
+            resigns += 1
+            false += int(colors[first[0]]) == winner or winner not in (BLACK, WHITE)
+    return winner_below / max(1, len(cal.games)), (false / resigns if resigns else 0.0), resigns
+
+
 def test_the_calibration_rates_every_threshold_at_once_as_one_at_a_time():
-    """grid_rates (what calibrate uses) against rates, threshold by threshold, on random games
-    with wins of both colours, draws and an empty game."""
+    """rates_at over the grid (what calibrate uses) against the oracle, threshold by threshold,
+    on random games with wins of both colours, draws and an empty game."""
     cal = ResignCalibrator(window=200, min_games=1, cap=0.5)
     rng = np.random.default_rng(5)
     for i in range(120):
@@ -215,11 +231,12 @@ def test_the_calibration_rates_every_threshold_at_once_as_one_at_a_time():
         values = np.clip(rng.normal(0.0, 0.6, n), -1, 1)
         cal.add(_no_resign_record(values, [1 + (k % 2) for k in range(n)], int(rng.choice([0, BLACK, WHITE]))),
                 calibrate=False)
-    fp_games, fp_resigns, resigns = cal.grid_rates()
+    fp_games, fp_resigns, resigns = cal.rates_at(cal.grid)
     for k, t in enumerate(cal.grid):
-        assert (fp_games[k], fp_resigns[k], resigns[k]) == pytest.approx(cal.rates(float(t))), t
+        assert (fp_games[k], fp_resigns[k], resigns[k]) == pytest.approx(rates_one_at_a_time(cal, float(t))), t
+        assert cal.rates(float(t)) == pytest.approx(rates_one_at_a_time(cal, float(t))), t
     cal.calibrate()
-    slow = [float(t) for t in cal.grid if all(r <= cal.fp_target for r in cal.rates(float(t))[:2])]
+    slow = [float(t) for t in cal.grid if all(r <= cal.fp_target for r in rates_one_at_a_time(cal, float(t))[:2])]
     assert cal.threshold == (slow[-1] if slow else None)
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from engine.core import SearchParams
-from engine.play.settings import PlaySettings, add_play_arguments, field_options, play_settings_from
+from engine.play.settings import PlaySettings
+from engine.play.settings_cli import add_field_arguments, field_options, fields_from
 from engine.rules import Rules
 from train.config import OLD_KEYS, GateRule, RunConfig
 from train.gating import gate_settings
@@ -96,16 +97,16 @@ def test_a_config_with_unknown_rules_or_a_bad_komi_does_not_load():
 def test_play_settings_options_are_generated_from_the_fields_and_read_back():
     ap = argparse.ArgumentParser()
     options = {"visits": "visits", "root": "root", "cheap_visits": "cheap", "max_moves": "max_moves"}
-    add_play_arguments(ap, options, PlaySettings(visits=7))
-    assert play_settings_from(ap.parse_args([]), options) == PlaySettings(visits=7)
+    add_field_arguments(ap, PlaySettings(visits=7), options)
+    assert fields_from(ap.parse_args([]), options, PlaySettings()) == PlaySettings(visits=7)
     ns = ap.parse_args(["--cheap", "3", "--root", "gumbel", "--max-moves", "30"])
-    got = play_settings_from(ns, options, base=PlaySettings(temperature_moves=5))
+    got = fields_from(ns, options, PlaySettings(temperature_moves=5))
     assert got == PlaySettings(visits=7, root="gumbel", cheap_visits=3, max_moves=30, temperature_moves=5)
     assert field_options(got, options) == {"visits": 7, "root": "gumbel", "cheap": 3, "max_moves": 30}
     with pytest.raises(SystemExit):
         ap.parse_args(["--root", "mcts"])                                                # the field's choices
     quiet = argparse.ArgumentParser()
-    add_play_arguments(quiet, options, suppress_defaults=True)
+    add_field_arguments(quiet, PlaySettings(), options, suppress_defaults=True)
     assert vars(quiet.parse_args(["--visits", "3"])) == {"visits": 3}
 
 

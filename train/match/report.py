@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine.core import BLACK, WHITE
-from engine.play.settings import field_options
+from engine.play.settings_cli import field_options
 from train.match.config import MATCH_PLAY_OPTIONS, MatchConfig, ScheduledGame
 from train.games.records import GameRecord
 from train.match.stats import bradley_terry, elo_difference, sprt
