@@ -203,7 +203,8 @@ class RunConfig:
     # (the options and config.json keys of SEARCH_OPTIONS; search_params() adds the rest)
     search_options: str = _opt("", "KataGo's search options of self-play and gating, NAME=VALUE[,...] "
                                    "by our names or KataGo's (engine.play.searchopts: score utility, "
-                                   "cpuctUtilityStdev*; --c-puct wins over a c_puct here); default: the "
+                                   "cpuctUtilityStdev*; not those with their own option, such as "
+                                   "--c-puct); default: the "
                                    "engine's defaults")
     allow_resign: bool = _opt(True, "self-play games may resign (the winrate threshold is calibrated on the "
                                     "no-resign games)")
@@ -333,9 +334,13 @@ class RunConfig:
         if self.init_cpu_hours < 0 or self.init_games < 0:
             raise ValueError("--init-cpu-hours and --init-games cannot be negative")
         try:
-            searchopts.parse_options(self.search_options)
+            given = searchopts.parse_options(self.search_options)
         except ValueError as exc:
             raise ValueError(f"--search-options: {exc}") from None
+        owned = [name for name in SEARCH_OPTIONS if name in given]
+        if owned:       # one owner: these are the run's own options, which search_params() puts last
+            raise ValueError("--search-options: " + ", ".join(
+                f"{name} is set by --{SEARCH_OPTIONS[name].replace('_', '-')}" for name in owned))
         return self
 
     def search_params(self, **changes: Any) -> SearchParams:

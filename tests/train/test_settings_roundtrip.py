@@ -116,7 +116,7 @@ def test_the_run_search_options_keep_their_names_and_reach_self_play_and_gating(
     --gate-temperature, without noise or forced playouts."""
     argv = ["--run-dir", "r", "--temperature", "0.8", "--noise-epsilon", "0.3", "--noise-alpha", "5",
             "--forced-playouts", "2", "--c-puct", "1.5", "--max-memory", "256M", "--gate-temperature", "0.7",
-            "--search-options", "cpuctExploration=0.9,staticScoreUtilityFactor=0.1"]
+            "--search-options", "staticScoreUtilityFactor=0.1"]
     cfg = resolve_config(build_parser().parse_args(argv), build_parser(suppress_defaults=True).parse_args(argv), None)
     assert cfg.search == SearchParams(temperature=0.8, noise_epsilon=0.3, noise_alpha=5.0, forced_playouts_k=2.0,
                                       c_puct=1.5, max_memory=256 << 20)
@@ -126,13 +126,16 @@ def test_the_run_search_options_keep_their_names_and_reach_self_play_and_gating(
         {"temperature": 0.8, "noise_epsilon": 0.3, "noise_alpha": 5.0, "forced_playouts": 2.0, "c_puct": 1.5,
          "max_memory": "256M", "gate_temperature": 0.7}
     assert RunConfig.from_dict(saved) == cfg
-    own = cfg.search_params()                       # --c-puct wins over the search option's cpuctExploration
+    own = cfg.search_params()
     assert (own.temperature, own.noise_epsilon, own.noise_alpha, own.forced_playouts_k, own.c_puct,
             own.max_memory, own.static_score_utility, own.lcb_z) == (0.8, 0.3, 5.0, 2.0, 1.5, 256 << 20, 0.1, 0.0)
     assert cfg.gate_search_params() == dataclasses.replace(own, temperature=0.7, noise_epsilon=0.0,
                                                            forced_playouts_k=0.0)
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--run-dir", "r", "--max-memory", "lots"])    # a usage error
+    for given in ("cpuctExploration=0.9", "c_puct=2,staticScoreUtilityFactor=0.1"):
+        with pytest.raises(ValueError, match="--search-options: c_puct is set by --c-puct"):
+            RunConfig(search_options=given).check()                 # one owner: never silently lost
 
 
 def test_a_config_with_old_names_loads():
