@@ -2,9 +2,6 @@
 #include "count.h"
 #include <string.h>
 
-#define NB(b, v, q) \
-    for (int _k = 0, _d[4] = {-(b)->stride, -1, 1, (b)->stride}, q; _k < 4 && ((q = (v) + _d[_k]), 1); _k++)
-
 int count_board(const board_t *b, const uint8_t *dead, const uint8_t *seki, int scoring, int tax,
                 uint8_t *owner) {
     int n = b->size;
@@ -40,7 +37,7 @@ int count_board(const board_t *b, const uint8_t *dead, const uint8_t *seki, int 
             while (sp) {
                 int p = stack[--sp];
                 rsize[id]++;
-                NB(b, p, q) {
+                FOR_NEIGHBOURS(b, p, q) {
                     int cq = color[q];
                     if (cq == EMPTY && region[q] < 0) { region[q] = (int16_t)id; stack[sp++] = (int16_t)q; }
                     else if (cq == BLACK || cq == WHITE) {
@@ -79,7 +76,7 @@ int count_board(const board_t *b, const uint8_t *dead, const uint8_t *seki, int 
                 stack[sp++] = (int16_t)v;
                 while (sp) {
                     int p = stack[--sp];
-                    NB(b, p, q) {
+                    FOR_NEIGHBOURS(b, p, q) {
                         if (seen_pt[q]) continue;
                         int id = region[q];
                         if (color[q] == c || (id >= 0 && rowner[id] == c)) {

@@ -7,10 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NB(b, v, n)                                                                 \
-    for (int _k = 0, _d[4] = {-(b)->stride, -1, 1, (b)->stride}, n;                 \
-         _k < 4 && ((n = (v) + _d[_k]), 1); _k++)
-
 static inline int is_stone(int c) { return c == BLACK || c == WHITE; }
 static inline int libs_of(const board_t *b, int v) { return b->libs[b->head[v]]; }
 static inline int compact(const board_t *b, int v) { return board_to_compact(b, v); }
@@ -37,7 +33,7 @@ typedef struct {
 } region_t;
 
 static int touches_group_of(const board_t *b, int v, int pla, int head) {
-    NB(b, v, p) if (b->color[p] == pla && b->head[p] == head) return 1;
+    FOR_NEIGHBOURS(b, v, p) if (b->color[p] == pla && b->head[p] == head) return 1;
     return 0;
 }
 
@@ -57,7 +53,7 @@ static void area_for(const board_t *b, int pla, int suicide_legal, uint8_t *resu
             region_t *g = &regions[nregions];
             memset(g, 0, sizeof(*g));
             g->head = (int16_t)v;
-            NB(b, v, p) {
+            FOR_NEIGHBOURS(b, v, p) {
                 if (b->color[p] != pla) continue;
                 int h = b->head[p], dup = 0;
                 for (int i = 0; i < g->nvital && !dup; i++) dup = g->vital[i] == h;
@@ -75,11 +71,11 @@ static void area_for(const board_t *b, int pla, int suicide_legal, uint8_t *resu
                     g->nvital = (uint8_t)k;
                 }
                 int near_pla = 0;
-                NB(b, u, p) near_pla |= b->color[p] == pla;
+                FOR_NEIGHBOURS(b, u, p) near_pla |= b->color[p] == pla;
                 if (!near_pla && g->internal < 2) g->internal++;
                 if (b->color[u] == opp) g->has_opp = 1;
                 if (u != v) { next_in_region[last] = (int16_t)u; last = u; }
-                NB(b, u, p) {
+                FOR_NEIGHBOURS(b, u, p) {
                     if ((b->color[p] == EMPTY || b->color[p] == opp) && region_of[p] < 0) {
                         region_of[p] = (int16_t)nregions;
                         queue[qt++] = (int16_t)p;
@@ -114,7 +110,7 @@ static void area_for(const board_t *b, int pla, int suicide_legal, uint8_t *resu
             changed = 1;
             int s = heads[i];
             do {
-                NB(b, s, p) {
+                FOR_NEIGHBOURS(b, s, p) {
                     int ri = region_of[p];
                     if (ri < 0 || regions[ri].touches_dead) continue;
                     regions[ri].touches_dead = 1;
@@ -312,7 +308,7 @@ int kata_features_search(const game_t *g, const int16_t *path, int npath, int pa
                 if (reason != MOVE_OK) continue;
                 if (g->rules.allow_suicide && board_check(b, v, pla, 0) == MOVE_SUICIDE) {
                     int own_neighbour = 0;
-                    NB(b, v, p) own_neighbour |= b->color[p] == pla;
+                    FOR_NEIGHBOURS(b, v, p) own_neighbour |= b->color[p] == pla;
                     if (!own_neighbour) continue;
                 }
                 uint64_t after = board_hash_after(b, v, pla);
