@@ -28,6 +28,52 @@ def rating_games(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [g for g in doc.get("results", [])]
 
 
+#: A net's games against one anchor are colour-bound when, over at least this many games, it won
+#: at least COLOUR_BOUND of its Black games and at most 1 - COLOUR_BOUND of its White ones.
+COLOUR_MIN_GAMES = 20
+COLOUR_BOUND = 0.9
+
+
+def colour_split(doc: dict[str, Any]) -> dict[str, dict[str, list[float]]]:
+    """A rating file's games by anchor and the net's colour: {anchor: {"black": [points, games],
+    "white": [points, games]}}, the net's points (its batches list each game as [black, white,
+    Black's score]; a file without them gives {})."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for batch in doc.get("batches", []):
+        split = out.setdefault(batch["anchor"], {"black": [0.0, 0], "white": [0.0, 0]})
+        for black, _white, score in batch["games"]:
+            side = "black" if black == doc["name"] else "white"
+            split[side][0] += score if side == "black" else 1.0 - score
+            split[side][1] += 1
+    return out
+
+
+def colour_check(exp: Experiment, units: list[dict[str, Any]], final: str) -> dict[str, Any]:
+    """The final nets' rating games by colour: the share of them Black won, and per design its
+    nets' score as Black and as White against each anchor, with the anchors against which its
+    games were colour-bound (:data:`COLOUR_BOUND`), where a 50% score says only that the net
+    plays Black as well as the anchor does."""
+    black_points, games, designs = 0.0, 0, {}
+    for f in units:
+        doc = json.loads((exp.unit_dir(Unit(f["design"], f["seed"])) / "ratings" / f"{final}.json").read_text())
+        by_anchor = designs.setdefault(f["design"], {})
+        for anchor, split in colour_split(doc).items():
+            mine = by_anchor.setdefault(anchor, {"black": [0.0, 0], "white": [0.0, 0]})
+            for side in ("black", "white"):
+                mine[side][0] += split[side][0]
+                mine[side][1] += split[side][1]
+            black_points += split["black"][0] + split["white"][1] - split["white"][0]
+            games += split["black"][1] + split["white"][1]
+    out = {}
+    for d, by_anchor in designs.items():
+        bound = [a for a, s in by_anchor.items()
+                 if min(s["black"][1], s["white"][1]) >= COLOUR_MIN_GAMES // 2
+                 and s["black"][0] >= COLOUR_BOUND * s["black"][1]
+                 and s["white"][0] <= (1 - COLOUR_BOUND) * s["white"][1]]
+        out[d] = {"by_anchor": by_anchor, "colour_bound": sorted(bound)}
+    return {"games": games, "black_share": round(black_points / games, 3) if games else None, "designs": out}
+
+
 def collect(exp: Experiment) -> dict[str, Any]:
     """Every committed unit's facts and ratings: {"units": [...], "elo": {fraction: {(design, seed): elo}}}."""
     units, elo = [], {net_name(f): {} for f in exp.fractions}
@@ -95,7 +141,7 @@ def analyse(exp: Experiment) -> dict[str, Any]:
             "cpu_hours_per_run": exp.spec.get("cpu_hours_per_run"), "anchors": anchors,
             "seeds_registered": exp.spec["seeds"], "seeds_complete": complete, "look": look,
             "look_level": LOOK_LEVEL, "designs": designs, "contrasts": [c.as_json() for c in cs],
-            "competence": competence,
+            "competence": competence, "colour": colour_check(exp, data["units"], final),
             "units": [{k: f[k] for k in ("design", "seed", "commit", "cpu", "cpu_seconds", "flops")}
                       | {"elo": {n: r["elo"] for n, r in f["ratings"].items()},
                          "games": f["selfplay"]["games"], "endings": f["selfplay"]["endings"],
@@ -188,6 +234,7 @@ def write_up(exp: Experiment, summary: dict[str, Any], command: str, where: Path
         score = "-" if comp["score"] is None else f"{comp['score']:.0%}"
         lines += ["", f"Competence: the best design so far (`{comp['design']}`) scores {score} in {comp['games']} "
                       f"games against {comp['anchor']} (the pre-registered bar: 25% over 40 or more)."]
+    lines += colour_lines(summary["colour"])
     lines += ["", "## Every unit", "", "| design | seed | CPU | commit | CPU-h | games | endings | mean length | "
               "promotions | " + " | ".join(f"Elo @{f[1:]}" for f in fr if f != "f0") + " |",
               "|---|---|---|---|---|---|---|---|---|" + "---|" * len([f for f in fr if f != "f0"])]
@@ -197,6 +244,28 @@ def write_up(exp: Experiment, summary: dict[str, Any], command: str, where: Path
                      f"{u['cpu_seconds'] / 3600:.2f} | {u['games']} | {ends} | {u['mean_length']} | {u['promotions']} | "
                      + " | ".join(f"{u['elo'].get(f, float('nan')):+.0f}" for f in fr if f != "f0") + " |")
     return "\n".join(lines) + "\n"
+
+
+def colour_lines(colour: dict[str, Any]) -> list[str]:
+    """The write-up's colour check (added after the pre-registration: it changes no figure)."""
+    if not colour["games"]:
+        return []
+    lines = ["", "## Colour (a check added while the experiment ran: not pre-registered, it changes no figure above)", "",
+             f"Black won {colour['black_share']:.0%} of the final nets' {colour['games']} rating games.  "
+             "A final net's score as Black and as White against each anchor it played (all its seeds together):", "",
+             "| design | anchor | as Black | as White |", "|---|---|---|---|"]
+    for d, v in colour["designs"].items():
+        for anchor, s in sorted(v["by_anchor"].items()):
+            cells = [f"{p:g}/{n}" if n else "-" for p, n in (s["black"], s["white"])]
+            lines.append(f"| `{d}` | {anchor} | {cells[0]} | {cells[1]} |")
+    bound = {d: v["colour_bound"] for d, v in colour["designs"].items() if v["colour_bound"]}
+    if bound:
+        lines += ["", "Colour-bound (" + ", ".join(f"`{d}` against {', '.join(a)}" for d, a in bound.items())
+                  + f"): the nets won at least {COLOUR_BOUND:.0%} of their Black games and at most "
+                  f"{1 - COLOUR_BOUND:.0%} of their White ones there.  Such a score places a net at that anchor's "
+                  "Elo whatever its strength beyond it: its Elo is bounded by the anchor it played, and a contrast "
+                  "that weighs such a design can be off by as much as its nets' strength lies beyond that anchor."]
+    return lines
 
 
 def report(argv: list[str]) -> int:

@@ -186,3 +186,29 @@ def test_report_regenerates_from_committed_results(tmp_path):
     report.report(["--name", "x", "--base", str(exp.root.parent), "--out", str(out)])
     assert json.loads(out.with_suffix(".json").read_text())["look"] == 0
     assert "**None yet.**" in out.with_suffix(".md").read_text()
+
+
+def test_report_splits_the_final_nets_games_by_colour_and_flags_colour_bound_scores(tmp_path):
+    """A net that wins every game as Black and loses every game as White against an anchor scores
+    50% whatever its strength: the colour check counts its games by colour and flags it."""
+    exp = make_repo(tmp_path / "repo")
+    for design in ("az", "agz-async-finish"):
+        fake_unit(exp, Unit(design, 1), 0.0)
+    def games(net_black: float, net_white: float, n: int) -> list[list]:   # [black, white, Black's score]
+        return [["f1", "gnugo-L1", net_black], ["gnugo-L1", "f1", 1.0 - net_white]] * n
+    bound = {"name": "f1", "elo": 0.0, "batches": [{"anchor": "gnugo-L1", "games": games(1.0, 0.0, 10)},
+                                                    {"anchor": "uniform-1", "games": games(1.0, 1.0, 2)}]}
+    mixed = {"name": "f1", "elo": 0.0, "batches": [{"anchor": "gnugo-L1", "games": games(1.0, 0.0, 5)
+                                                     + games(0.0, 1.0, 5)}]}
+    for design, doc in (("az", bound), ("agz-async-finish", mixed)):
+        (exp.unit_dir(Unit(design, 1)) / "ratings" / "f1.json").write_text(json.dumps(doc))
+    out = tmp_path / "docs" / "seed-experiment"
+    report.report(["--name", "x", "--base", str(exp.root.parent), "--out", str(out)])
+    colour = json.loads(out.with_suffix(".json").read_text())["colour"]
+    assert colour["games"] == 24 + 20 and colour["black_share"] == pytest.approx((20 + 2 + 10) / 44, abs=1e-3)
+    az = colour["designs"]["az"]
+    assert az["by_anchor"]["gnugo-L1"] == {"black": [10.0, 10], "white": [0.0, 10]}
+    assert az["by_anchor"]["uniform-1"] == {"black": [2.0, 2], "white": [2.0, 2]}
+    assert az["colour_bound"] == ["gnugo-L1"] and colour["designs"]["agz-async-finish"]["colour_bound"] == []
+    md = out.with_suffix(".md").read_text()
+    assert "| `az` | gnugo-L1 | 10/10 | 0/10 |" in md and "Colour-bound (`az` against gnugo-L1)" in md
