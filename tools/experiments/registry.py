@@ -295,19 +295,49 @@ def worktree(commit: str, log: Callable[[str], None]) -> Path:
     return wt
 
 
-def claim(exp: Experiment, u: Unit) -> Path | None:
-    """A lock on ``u`` for this machine (another ``work`` here skips it); None if taken by a
-    live process."""
+class Claim:
+    """This machine's hold on a unit: an exclusive ``flock`` on its lock file, which the kernel
+    drops when the holder exits, however it ends (no stale locks, no check-then-write race)."""
+
+    def __init__(self, u: Unit, fd: int):
+        self.unit, self._fd = u, fd
+
+    def release(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)      # closing drops the flock; the file stays, so no path race
+            self._fd = -1
+
+
+def claim(exp: Experiment, u: Unit) -> Claim | None:
+    """A hold on ``u`` for this process (another ``work`` on this machine skips it); None if a
+    live process holds it."""
+    import fcntl
     lock = exp.scratch(u).parent / f"seed-{u.seed}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        pid = int(lock.read_text())
-        os.kill(pid, 0)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
         return None
-    except (OSError, ValueError):
-        pass
-    lock.write_text(str(os.getpid()))
-    return lock
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())     # who holds it, for a person reading the file
+    return Claim(u, fd)
+
+
+def next_claim(exp: Experiment, shard: tuple[int, int] = (1, 1)) -> Claim | None:
+    """A hold on the next unit of ``shard`` that is neither done nor held, or None.  The list
+    is read afresh each time and a unit is checked again once held, so a unit that another
+    driver finished meanwhile is never run (and its facts never rewritten) a second time."""
+    for u in exp.pending(shard):
+        held = claim(exp, u)
+        if held is None:
+            continue
+        if exp.done(u):
+            held.release()
+            continue
+        return held
+    return None
 
 
 def commit_unit(exp: Experiment, u: Unit, facts: dict[str, Any]) -> None:
@@ -355,12 +385,11 @@ def work(argv: list[str]) -> int:
                 commit_unit(exp, u, exp.facts(u))
                 log(f"{u.key}: committed (finished earlier)")
     done = 0
-    for u in exp.pending(shard):
-        if a.max_units is not None and done >= a.max_units:
+    while a.max_units is None or done < a.max_units:
+        held = next_claim(exp, shard)
+        if held is None:
             break
-        lock = claim(exp, u)
-        if lock is None:
-            continue
+        u = held.unit
         try:
             log(f"{u.key}: starting from {exp.spec['commit'][:12]}")
             # tools.experiment, not tools.experiments: the worktree may be of a commit before the split
@@ -380,7 +409,7 @@ def work(argv: list[str]) -> int:
                 log(f"{u.key}: committed")
             done += 1
         finally:
-            lock.unlink(missing_ok=True)
+            held.release()
     log(f"{done} units run; {len(exp.pending(shard))} left in shard {a.shard}")
     return 0
 

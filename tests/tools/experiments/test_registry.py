@@ -212,3 +212,25 @@ def test_report_splits_the_final_nets_games_by_colour_and_flags_colour_bound_sco
     assert az["colour_bound"] == ["gnugo-L1"] and colour["designs"]["agz-async-finish"]["colour_bound"] == []
     md = out.with_suffix(".md").read_text()
     assert "| `az` | gnugo-L1 | 10/10 | 0/10 |" in md and "Colour-bound (`az` against gnugo-L1)" in md
+
+
+def test_drivers_hold_distinct_units_and_never_run_a_finished_one(tmp_path, monkeypatch):
+    """Two drivers on one machine: each holds a unit the other cannot take, a held unit is free
+    again once released, and a unit another driver finished meanwhile is skipped, even from a
+    list read before it finished (re-running it would rewrite its committed facts)."""
+    monkeypatch.setattr(registry, "SCRATCH", tmp_path / "scratch")
+    exp = make_repo(tmp_path / "repo")
+    first, second = registry.next_claim(exp), registry.next_claim(exp)
+    assert (first.unit, second.unit) == (Unit("az", 1), Unit("agz-async-finish", 1))
+    assert registry.claim(exp, Unit("az", 1)) is None                     # held by the first driver
+    fake_unit(exp, Unit("az", 1), 0.0)                                    # the first driver finishes it
+    first.release()
+    stale = [Unit("az", 1), Unit("agz-async-finish", 1), Unit("az", 2)]   # a list read before that
+    monkeypatch.setattr(exp, "pending", lambda shard=(1, 1): stale)
+    third = registry.next_claim(exp)
+    assert third.unit == Unit("az", 2)                    # not the finished one, not the held one
+    second.release()
+    again = registry.claim(exp, Unit("agz-async-finish", 1))              # free once released
+    assert again is not None
+    again.release()
+    third.release()
