@@ -1,13 +1,14 @@
-"""File helpers of the weights readers and writers: atomic writes (readers, and a process killed
-mid-write, never see a partial file) and reading files that may be gzip-compressed (told by
+"""File helpers: atomic writes (readers, and a process killed mid-write, never see a partial
+file), exclusive holds on lock files, and reading files that may be gzip-compressed (told by
 gzip's magic bytes, whatever the name)."""
 from __future__ import annotations
 
+import fcntl
 import gzip
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: str = "wb") -> None:
@@ -29,6 +30,24 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Any], None], mode: st
         except OSError:
             pass
         raise
+
+
+def try_hold(path: str | os.PathLike) -> IO[str] | None:
+    """An exclusive ``flock`` on ``path`` (created if absent), with this process's pid written in
+    it for a person reading the file; None if another open file holds it.  The hold lasts while
+    the returned file is open in this process or in any child it was passed to, and the kernel
+    drops it however they end (no stale locks, no check-then-write race)."""
+    f = open(path, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    f.seek(0)
+    f.truncate()
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
 
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import fcntl
 import os
 import signal
 import subprocess
@@ -50,6 +49,7 @@ import time
 from typing import IO
 
 import train.config
+from engine.fileio import try_hold
 from engine.nets import weights
 from train.config import RunConfig, add_arguments, from_namespace
 from train.cluster.driver import add_ray_arguments, options_from_namespace, supervise_ray
@@ -142,17 +142,10 @@ def resolve_config(args: argparse.Namespace, explicit: argparse.Namespace, rd: R
 def acquire_lock(rd: RunDir) -> IO[str]:
     """An exclusive flock on RUN_DIR/lock, held while the loop runs (released by the kernel
     even on kill -9).  Raises ValueError if another loop holds it."""
-    f = open(rd.lock_path, "a+")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.close()
+    held = try_hold(rd.lock_path)
+    if held is None:
         raise ValueError(f"another train.loop is running on {rd.root}")
-    f.seek(0)
-    f.truncate()
-    f.write(f"{os.getpid()}\n")
-    f.flush()
-    return f
+    return held
 
 
 def supervise(rd: RunDir, cfg: RunConfig, budget: Budget, progress: bool = True,

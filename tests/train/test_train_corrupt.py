@@ -68,6 +68,18 @@ def _config(text: str):
     return setup
 
 
+_HELD: list = []      # holds taken by _held, open until the session ends
+
+
+def _held(tmp: Path) -> str:
+    from engine.fileio import try_hold
+
+    (tmp / "run").mkdir()
+    _HELD.append(try_hold(tmp / "run" / "lock"))       # another loop's flock (a separate open file)
+    assert _HELD[-1] is not None
+    return "run"
+
+
 PLACES = [  # (name, setup -> run dir, resume, what the one line must say)
     ("a file", _file, False, "afile is a file, not a directory"),
     ("a file, resume", _file, True, "afile holds no run to resume"),
@@ -81,6 +93,7 @@ PLACES = [  # (name, setup -> run dir, resume, what the one line must say)
     ("config empty", _config(""), True, "run/config.json: corrupt run config"),
     ("config a list", _config("[1, 2]"), True, "run/config.json: corrupt run config (not a JSON object)"),
     ("config wrong type", _config('{"board_size": "nine"}'), True, "run/config.json: corrupt run config"),
+    ("held by another loop", _held, False, "another train.loop is running on run"),
 ]
 
 

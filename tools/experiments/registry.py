@@ -46,10 +46,11 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 import numpy as np
 
+from engine.fileio import try_hold
 from tools import REPO_ROOT
 from tools.machine import cpu_label
 
@@ -296,33 +297,27 @@ def worktree(commit: str, log: Callable[[str], None]) -> Path:
 
 
 class Claim:
-    """This machine's hold on a unit: an exclusive ``flock`` on its lock file, which the kernel
-    drops when the holder exits, however it ends (no stale locks, no check-then-write race)."""
+    """This machine's hold on a unit (``engine.fileio.try_hold`` on its lock file).  ``fileno``
+    goes to the unit's process, so the hold lasts until both the driver and the unit have ended:
+    a unit left running by a killed driver is not taken by another driver."""
 
-    def __init__(self, u: Unit, fd: int):
-        self.unit, self._fd = u, fd
+    def __init__(self, u: Unit, held: IO[str]):
+        self.unit, self._held = u, held
+
+    def fileno(self) -> int:
+        return self._held.fileno()
 
     def release(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)      # closing drops the flock; the file stays, so no path race
-            self._fd = -1
+        self._held.close()         # closing drops this process's share of the flock; the file stays
 
 
 def claim(exp: Experiment, u: Unit) -> Claim | None:
     """A hold on ``u`` for this process (another ``work`` on this machine skips it); None if a
     live process holds it."""
-    import fcntl
     lock = exp.scratch(u).parent / f"seed-{u.seed}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())     # who holds it, for a person reading the file
-    return Claim(u, fd)
+    held = try_hold(lock)
+    return None if held is None else Claim(u, held)
 
 
 def next_claim(exp: Experiment, shard: tuple[int, int] = (1, 1)) -> Claim | None:
@@ -398,7 +393,7 @@ def work(argv: list[str]) -> int:
             if a.cpu is not None:
                 cmd = ["taskset", "-c", str(a.cpu), *cmd, "--cpu", str(a.cpu)]
             with open(exp.scratch(u).parent / f"seed-{u.seed}.unit.log", "ab") as out:
-                r = subprocess.run(cmd, cwd=wt, stdout=out, stderr=subprocess.STDOUT)
+                r = subprocess.run(cmd, cwd=wt, stdout=out, stderr=subprocess.STDOUT, pass_fds=(held.fileno(),))
             if r.returncode != 0 or not exp.done(u):
                 log(f"{u.key}: failed (exit {r.returncode}); see {exp.scratch(u).parent / f'seed-{u.seed}.unit.log'}")
                 return 1

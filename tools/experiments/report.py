@@ -23,11 +23,6 @@ LOOKS = (8, 16)            # seeds per design at the pre-registered looks
 LOOK_LEVEL = 0.0294        # Pocock's nominal level for two looks at an overall 0.05
 
 
-def rating_games(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The games of a net's rating file: [{"anchor", "score"}] (score: the net's, 0..1)."""
-    return [g for g in doc.get("results", [])]
-
-
 #: A net's games against one anchor are colour-bound when, over at least this many games, it won
 #: at least COLOUR_BOUND of its Black games and at most 1 - COLOUR_BOUND of its White ones.
 COLOUR_MIN_GAMES = 20
@@ -53,7 +48,7 @@ def colour_check(exp: Experiment, units: list[dict[str, Any]], final: str) -> di
     nets' score as Black and as White against each anchor, with the anchors against which its
     games were colour-bound (:data:`COLOUR_BOUND`), where a 50% score says only that the net
     plays Black as well as the anchor does."""
-    black_points, games, designs = 0.0, 0, {}
+    designs: dict[str, dict[str, dict[str, list[float]]]] = {}
     for f in units:
         doc = json.loads((exp.unit_dir(Unit(f["design"], f["seed"])) / "ratings" / f"{final}.json").read_text())
         by_anchor = designs.setdefault(f["design"], {})
@@ -62,8 +57,9 @@ def colour_check(exp: Experiment, units: list[dict[str, Any]], final: str) -> di
             for side in ("black", "white"):
                 mine[side][0] += split[side][0]
                 mine[side][1] += split[side][1]
-            black_points += split["black"][0] + split["white"][1] - split["white"][0]
-            games += split["black"][1] + split["white"][1]
+    splits = [s for by_anchor in designs.values() for s in by_anchor.values()]
+    games = sum(s["black"][1] + s["white"][1] for s in splits)
+    black_points = sum(s["black"][0] + s["white"][1] - s["white"][0] for s in splits)
     out = {}
     for d, by_anchor in designs.items():
         bound = [a for a, s in by_anchor.items()
@@ -119,21 +115,16 @@ def analyse(exp: Experiment) -> dict[str, Any]:
     look = max((i + 1 for i, n in enumerate(LOOKS) if len(complete) >= n), default=0)
     defs = {k: v for k, v in CONTRASTS.items() if all(d in exp.spec["designs"] for d in v)}
     cs = contrasts({k: v for k, v in data["elo"][final].items() if k[1] in complete}, defs)
-    # competence: the best design's final nets against the competence anchor
+    colour = colour_check(exp, data["units"], final)
+    # competence: the best design's final nets against the competence anchor, both colours
     comp_anchor = exp.spec["rating"]["competence_anchor"]
     rated = {d: v["elo"] for d, v in designs.items() if v["elo"] is not None}
     competence = None
     if rated:
         best = max(rated, key=rated.get)
-        points, games = 0.0, 0
-        for f in data["units"]:
-            if f["design"] != best:
-                continue
-            path = exp.unit_dir(Unit(best, f["seed"])) / "ratings" / f"{final}.json"
-            for g in rating_games(json.loads(path.read_text())):
-                if g["anchor"] == comp_anchor:
-                    points += float(g["score"])
-                    games += 1
+        split = colour["designs"].get(best, {}).get("by_anchor", {}).get(comp_anchor)
+        points = split["black"][0] + split["white"][0] if split else 0.0
+        games = split["black"][1] + split["white"][1] if split else 0
         competence = {"design": best, "anchor": comp_anchor, "score": round(points / games, 3) if games else None,
                       "games": games}
     return {"name": exp.name, "commit": exp.spec["commit"], "board_size": int(exp.spec["settings"]["--board-size"]),
@@ -141,7 +132,7 @@ def analyse(exp: Experiment) -> dict[str, Any]:
             "cpu_hours_per_run": exp.spec.get("cpu_hours_per_run"), "anchors": anchors,
             "seeds_registered": exp.spec["seeds"], "seeds_complete": complete, "look": look,
             "look_level": LOOK_LEVEL, "designs": designs, "contrasts": [c.as_json() for c in cs],
-            "competence": competence, "colour": colour_check(exp, data["units"], final),
+            "competence": competence, "colour": colour,
             "units": [{k: f[k] for k in ("design", "seed", "commit", "cpu", "cpu_seconds", "flops")}
                       | {"elo": {n: r["elo"] for n, r in f["ratings"].items()},
                          "games": f["selfplay"]["games"], "endings": f["selfplay"]["endings"],

@@ -7,6 +7,7 @@ import json
 import shutil
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,10 @@ def fake_unit(exp: Experiment, u: Unit, elo: float) -> None:
     """Committed results of a unit, written by hand."""
     d = exp.unit_dir(u)
     (d / "ratings").mkdir(parents=True)
-    (d / "ratings" / "f1.json").write_text(json.dumps({"elo": elo, "elo_ci95": [elo - 50, elo + 50], "games": 40,
+    won, lost = ["f1", "gnugo-L1", 1.0], ["f1", "gnugo-L1", 0.0]         # [black, white, Black's score]
+    games = [won, won, lost, lost, lost] + [g[1::-1] + [1.0 - g[2]] for g in (won, won, lost, lost, lost)]
+    (d / "ratings" / "f1.json").write_text(json.dumps({"name": "f1", "elo": elo, "elo_ci95": [elo - 50, elo + 50],
+                                                       "games": 40, "batches": [{"anchor": "gnugo-L1", "games": games}],
                                                        "results": [{"anchor": "gnugo-L1", "score": 1.0}] * 4
                                                        + [{"anchor": "gnugo-L1", "score": 0.0}] * 6}))
     facts = {"design": u.design, "seed": u.seed, "commit": "c" * 40, "cpu": "test CPU", "cpu_seconds": 360.0,
@@ -234,3 +238,21 @@ def test_drivers_hold_distinct_units_and_never_run_a_finished_one(tmp_path, monk
     assert again is not None
     again.release()
     third.release()
+
+
+def test_a_units_process_keeps_its_hold_after_the_driver_lets_go(tmp_path, monkeypatch):
+    """The unit runs with the claim's file passed to it, so a unit left running by a driver
+    that was killed is not taken by another driver until the unit itself ends."""
+    monkeypatch.setattr(registry, "SCRATCH", tmp_path / "scratch")
+    exp = make_repo(tmp_path / "repo")
+    held = registry.claim(exp, Unit("az", 1))
+    unit = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                            pass_fds=(held.fileno(),))
+    try:
+        held.release()                                     # the driver is gone; its unit runs on
+        assert registry.claim(exp, Unit("az", 1)) is None
+    finally:
+        unit.communicate(b"")                              # the unit ends
+    again = registry.claim(exp, Unit("az", 1))
+    assert again is not None
+    again.release()
