@@ -8,7 +8,8 @@
   (:mod:`tools.experiments.report`): the seed experiment as committed results under
   ``experiments/<name>/``, pre-registered, run unit by unit from a fixed commit on any number of
   machines, its write-up regenerated from the committed files;
-- ``anchors`` (:mod:`tools.experiments.anchors`): the fixed reference players that rate every net.
+- ``anchors`` (:mod:`tools.experiments.anchors`): the fixed reference players that rate every net;
+- ``white`` (:mod:`tools.experiments.white`): a secondary analysis, each final net's score as White.
 
 Each takes ``--help``.  ``python -m tools.experiment`` (tools/experiment.py) is the same command.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import sys
 from typing import Callable
 
-COMMANDS = ("pipelines", "summary", "strength", "register", "work", "unit", "report", "anchors")
+COMMANDS = ("pipelines", "summary", "strength", "register", "work", "unit", "report", "anchors", "white")
 
 
 def command(name: str) -> Callable[[list[str]], int]:
@@ -35,6 +36,9 @@ def command(name: str) -> Callable[[list[str]], int]:
     if name == "report":
         from tools.experiments.report import report
         return report
+    if name == "white":
+        from tools.experiments.white import main as white_main
+        return white_main
     from tools.experiments.anchors import main
     return main
 

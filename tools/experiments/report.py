@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tools import REPO_ROOT
+from tools.experiments import white
 from tools.experiments.registry import EXPERIMENTS, Experiment, Unit, elo_text, net_name
 
 LOOKS = (8, 16)            # seeds per design at the pre-registered looks
@@ -132,7 +133,7 @@ def analyse(exp: Experiment) -> dict[str, Any]:
             "cpu_hours_per_run": exp.spec.get("cpu_hours_per_run"), "anchors": anchors,
             "seeds_registered": exp.spec["seeds"], "seeds_complete": complete, "look": look,
             "look_level": LOOK_LEVEL, "designs": designs, "contrasts": [c.as_json() for c in cs],
-            "competence": competence, "colour": colour,
+            "competence": competence, "colour": colour, "white": white.analyse(exp, LOOKS, LOOK_LEVEL),
             "units": [{k: f[k] for k in ("design", "seed", "commit", "cpu", "cpu_seconds", "flops")}
                       | {"elo": {n: r["elo"] for n, r in f["ratings"].items()},
                          "games": f["selfplay"]["games"], "endings": f["selfplay"]["endings"],
@@ -226,6 +227,7 @@ def write_up(exp: Experiment, summary: dict[str, Any], command: str, where: Path
         lines += ["", f"Competence: the best design so far (`{comp['design']}`) scores {score} in {comp['games']} "
                       f"games against {comp['anchor']} (the pre-registered bar: 25% over 40 or more)."]
     lines += colour_lines(summary["colour"])
+    lines += white.lines(summary.get("white"), total)
     lines += ["", "## Every unit", "", "| design | seed | CPU | commit | CPU-h | games | endings | mean length | "
               "promotions | " + " | ".join(f"Elo @{f[1:]}" for f in fr if f != "f0") + " |",
               "|---|---|---|---|---|---|---|---|---|" + "---|" * len([f for f in fr if f != "f0"])]
