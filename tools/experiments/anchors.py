@@ -491,6 +491,20 @@ def _finish(doc: dict[str, Any], fit: EloFit | None, games: list[Game], name: st
     doc["done"] = done
 
 
+def colour_split(doc: dict[str, Any]) -> dict[str, dict[str, list[float]]]:
+    """A rating file's games by anchor and the net's colour: {anchor: {"black": [points, games],
+    "white": [points, games]}}, the net's points (its batches list each game as [black, white,
+    Black's score]; a file without them gives {})."""
+    out: dict[str, dict[str, list[float]]] = {}
+    for batch in doc.get("batches", []):
+        split = out.setdefault(batch["anchor"], {"black": [0.0, 0], "white": [0.0, 0]})
+        for black, _white, score in batch["games"]:
+            side = "black" if black == doc["name"] else "white"
+            split[side][0] += score if side == "black" else 1.0 - score
+            split[side][1] += 1
+    return out
+
+
 def describe(doc: dict[str, Any]) -> str:
     """``Elo +123 [+50, +196], 60 games`` of a rating document."""
     def f(x: float | None) -> str:

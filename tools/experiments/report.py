@@ -18,6 +18,7 @@ import numpy as np
 
 from tools import REPO_ROOT
 from tools.experiments import white
+from tools.experiments.anchors import colour_split
 from tools.experiments.registry import EXPERIMENTS, Experiment, Unit, elo_text, net_name
 
 LOOKS = (8, 16)            # seeds per design at the pre-registered looks
@@ -28,20 +29,6 @@ LOOK_LEVEL = 0.0294        # Pocock's nominal level for two looks at an overall 
 #: at least COLOUR_BOUND of its Black games and at most 1 - COLOUR_BOUND of its White ones.
 COLOUR_MIN_GAMES = 20
 COLOUR_BOUND = 0.9
-
-
-def colour_split(doc: dict[str, Any]) -> dict[str, dict[str, list[float]]]:
-    """A rating file's games by anchor and the net's colour: {anchor: {"black": [points, games],
-    "white": [points, games]}}, the net's points (its batches list each game as [black, white,
-    Black's score]; a file without them gives {})."""
-    out: dict[str, dict[str, list[float]]] = {}
-    for batch in doc.get("batches", []):
-        split = out.setdefault(batch["anchor"], {"black": [0.0, 0], "white": [0.0, 0]})
-        for black, _white, score in batch["games"]:
-            side = "black" if black == doc["name"] else "white"
-            split[side][0] += score if side == "black" else 1.0 - score
-            split[side][1] += 1
-    return out
 
 
 def colour_check(exp: Experiment, units: list[dict[str, Any]], final: str) -> dict[str, Any]:

@@ -139,7 +139,7 @@ def play(exp: Experiment, spec: dict[str, Any], u: Unit, play_games: Callable | 
 
 def sides(doc: dict[str, Any]) -> dict[str, list[float]]:
     """{"white": [points, games], "black": [points, games]} of a result document (the net's)."""
-    from tools.experiments.report import colour_split
+    from tools.experiments.anchors import colour_split
     out = {"white": [0.0, 0], "black": [0.0, 0]}
     for split in colour_split(doc).values():
         for side in out:
