@@ -136,6 +136,11 @@ class Experiment:
     def scratch(self, u: Unit) -> Path:
         return SCRATCH / self.name / u.design / f"seed-{u.seed}"
 
+    @property
+    def white_spec_path(self) -> Path:
+        """The secondary White-score analysis's spec (``tools.experiments.white``), once registered."""
+        return self.root / "secondary" / "white-score.json"
+
 
 def elo_text(v: dict[str, Any] | None) -> str:
     """"+120 [+40, +200]" of a rating or a design's mean; an open end (a net that won or lost
@@ -345,6 +350,16 @@ def commit_unit(exp: Experiment, u: Unit, facts: dict[str, Any]) -> None:
         "--", *paths, cwd=exp.root)
 
 
+def secondary_command(exp: Experiment, cpu: int | None, commit: bool) -> list[str] | None:
+    """The command that plays the registered secondary analysis's games of every committed unit
+    that has none yet (from this tree, pinned like the units); None when none is registered."""
+    if not exp.white_spec_path.is_file():
+        return None
+    cmd = [sys.executable, "-m", "tools.experiments", "white", "work", "--name", exp.name,
+           "--base", str(exp.root.parent)] + (["--commit"] if commit else [])
+    return cmd if cpu is None else ["taskset", "-c", str(cpu), *cmd]
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     k, _, n = text.partition("/")
     if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
@@ -379,6 +394,15 @@ def work(argv: list[str]) -> int:
             if exp.done(u) and git("status", "--porcelain", "--", str(exp.unit_dir(u).resolve()), cwd=exp.root):
                 commit_unit(exp, u, exp.facts(u))
                 log(f"{u.key}: committed (finished earlier)")
+    def secondary() -> None:
+        cmd = secondary_command(exp, a.cpu, a.commit)
+        if cmd is not None:
+            with open(SCRATCH / exp.name / "white.log", "ab") as out:
+                r = subprocess.run(cmd, cwd=REPO_ROOT, stdout=out, stderr=subprocess.STDOUT)
+            log(f"white score: {'played' if r.returncode == 0 else f'failed (exit {r.returncode})'}; "
+                f"see {SCRATCH / exp.name / 'white.log'}")
+
+    secondary()
     done = 0
     while a.max_units is None or done < a.max_units:
         held = next_claim(exp, shard)
@@ -405,6 +429,7 @@ def work(argv: list[str]) -> int:
             done += 1
         finally:
             held.release()
+        secondary()
     log(f"{done} units run; {len(exp.pending(shard))} left in shard {a.shard}")
     return 0
 

@@ -10,6 +10,9 @@ as its own file before any of its games, and changes nothing in the pre-register
     python -m tools.experiments white register --name 5x5-v2     # once, before any game; commit it
     python -m tools.experiments white work --name 5x5-v2 --commit  # the nets of committed units
 
+Once it is registered, the standing job (``python -m tools.experiments work``) runs ``white work``
+after each unit it commits, pinned to the units' CPU.
+
 **Games.**  Each committed unit's final net, at the primary rating's visits and search options,
 plays ``games`` games (colours alternating) against each Black player of ``opponents`` (anchors
 of the experiment's fixed ladder), through :func:`tools.experiments.anchors.rate_net` with every
@@ -42,7 +45,7 @@ SEED = 4711                # the games' seeds: (SEED, unit seed, design's index)
 
 
 def spec_path(exp: Experiment) -> Path:
-    return exp.root / "secondary" / "white-score.json"
+    return exp.white_spec_path
 
 
 def result_path(exp: Experiment, u: Unit) -> Path:

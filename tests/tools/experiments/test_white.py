@@ -101,3 +101,13 @@ def test_work_plays_and_commits_each_net_and_the_analysis_pairs_by_seed(exp, mon
 
     whole = report.analyse(exp)                          # the write-up carries the section
     assert whole["white"]["contrasts"][0]["estimate"] == pytest.approx(20.0)
+
+
+def test_the_standing_job_plays_the_secondary_games_once_registered(exp):
+    """work runs ``white work`` after each unit (pinned like the units) once it is registered."""
+    assert registry.secondary_command(exp, 1, commit=True) is None
+    white.register(exp, ("uniform-1", "gnugo-L1"), 10)
+    cmd = registry.secondary_command(exp, 1, commit=True)
+    assert cmd[:3] == ["taskset", "-c", "1"] and cmd[4:] == [
+        "-m", "tools.experiments", "white", "work", "--name", "x", "--base", str(exp.root.parent), "--commit"]
+    assert "--commit" not in registry.secondary_command(exp, None, commit=False)
